@@ -1,0 +1,25 @@
+# One task runner for humans and CI. `make test` installs what the tests need and runs
+# the whole suite: lint, Rust tests, Python tests.
+PYTHON ?= python3
+
+.PHONY: dev lint test test-rust test-python bench
+
+dev:
+	$(PYTHON) -m pip install -q -e '.[test]'
+
+lint:
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets -- -D warnings
+	$(PYTHON) -m ruff check .
+	$(PYTHON) -m ruff format --check .
+
+test-rust:
+	cargo test -p kanon-core
+
+test-python:
+	$(PYTHON) -m pytest
+
+test: dev lint test-rust test-python
+
+bench:
+	$(PYTHON) benches/bench_check.py

@@ -1,0 +1,164 @@
+"""``kanon.check`` and ``kanon.classes``: privacy measurements from Python."""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from dataclasses import asdict, dataclass, fields
+from typing import TYPE_CHECKING, Any
+
+from kanon._inputs import Data, as_table
+from kanon._plan import CheckOptions, plan_check, plan_classes
+
+if TYPE_CHECKING:
+    import duckdb
+    import pyarrow as pa
+
+__all__ = ["CheckReport", "check", "classes"]
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """One privacy check: the row ``kanon_check`` returns, with what was checked."""
+
+    qi: tuple[str, ...]
+    sensitive: str | None
+    k: int
+    classes: int
+    rows: int
+    l_distinct: int | None
+    l_entropy: float | None
+    recursive_l: int | None
+    recursive_c: float | None
+    recursive_ok: bool | None
+    t: float | None
+    prosecutor_max: float
+    prosecutor_avg: float
+    prosecutor_at_risk: float
+    marketer: float
+    journalist_max: float | None
+    journalist_avg: float | None
+    journalist_at_risk: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the report as a plain dict."""
+        return asdict(self)
+
+    def __str__(self) -> str:
+        labels = {
+            "k": "k (smallest class)",
+            "classes": "equivalence classes",
+            "rows": "rows",
+            "l_distinct": "l-diversity (distinct)",
+            "l_entropy": "l-diversity (entropy)",
+            "recursive_c": f"recursive (c,l): smallest c for l={self.recursive_l}",
+            "recursive_ok": "recursive (c,l) holds",
+            "t": "t-closeness (max EMD)",
+            "prosecutor_max": "prosecutor risk, max",
+            "prosecutor_avg": "prosecutor risk, average",
+            "prosecutor_at_risk": "records at risk (prosecutor)",
+            "marketer": "marketer risk",
+            "journalist_max": "journalist risk, max",
+            "journalist_avg": "journalist risk, average",
+            "journalist_at_risk": "records at risk (journalist)",
+        }
+        lines = [f"quasi-identifiers: {', '.join(self.qi)}"]
+        if self.sensitive is not None:
+            lines.append(f"sensitive: {self.sensitive}")
+        width = max(len(v) for v in labels.values())
+        for key, label in labels.items():
+            value = getattr(self, key)
+            if value is None:
+                continue
+            if isinstance(value, float) and key not in ("l_entropy", "recursive_c", "t"):
+                text = f"{value:.2%}" if "risk" in label or key == "marketer" else f"{value:g}"
+            elif isinstance(value, float):
+                text = f"{value:.4f}"
+            else:
+                text = f"{value:,}" if isinstance(value, int) else str(value)
+            lines.append(f"  {label:<{width}}  {text}")
+        return "\n".join(lines)
+
+
+def check(
+    data: Data,
+    qi: list[str] | None = None,
+    sensitive: str | None = None,
+    *,
+    con: duckdb.DuckDBPyConnection | None = None,
+    population: Data | None = None,
+    t_distance: str | None = None,
+    recursive_l: int | None = None,
+    recursive_c: float | None = None,
+    risk_threshold: float = 0.2,
+) -> CheckReport:
+    """Measure how anonymous ``data`` is over its quasi-identifiers.
+
+    Runs the same query as SQL ``kanon_check(...)``.
+
+    Args:
+        data: a table name (with ``con``), a DuckDB relation, a pandas or polars
+            DataFrame or a pyarrow Table.
+        qi: quasi-identifier columns (default: those configured for the table).
+        sensitive: sensitive column for l-diversity and t-closeness.
+        con: connection holding ``data`` when it is a table name.
+        population: population table (same input kinds) for journalist risk.
+        t_distance: ``"equal"`` or ``"ordered"`` (default: ordered for numbers/dates).
+        recursive_l: l of recursive (c,l)-diversity (default: the distinct l).
+        recursive_c: c of recursive (c,l)-diversity to test.
+        risk_threshold: records whose re-identification risk exceeds it are "at risk".
+
+    Returns:
+        A :class:`CheckReport`.
+
+    Raises:
+        ConfigError: unknown table or column, no quasi-identifiers.
+        InvalidInputError: an argument out of range.
+
+    Examples:
+        >>> import pyarrow as pa, kanon
+        >>> t = pa.table({"zip": ["537", "537", "538"], "dx": ["flu", "hiv", "flu"]})
+        >>> kanon.check(t, qi=["zip"], sensitive="dx").k
+        1
+    """
+    with ExitStack() as stack:
+        con_, name = stack.enter_context(as_table(data, con))
+        pop_name = None
+        if population is not None:
+            _, pop_name = stack.enter_context(as_table(population, con_, "population"))
+        options = CheckOptions(
+            qi=tuple(qi or ()),
+            sensitive=sensitive,
+            population=pop_name,
+            t_distance=t_distance,
+            recursive_l=recursive_l,
+            recursive_c=recursive_c,
+            risk_threshold=risk_threshold,
+        )
+        plan = plan_check(con_, name, options)
+        rel = con_.execute(plan.sql)
+        names = [d[0] for d in rel.description]
+        (row,) = rel.fetchall()  # exactly one row, fetched whole to free the connection
+        values = dict(zip(names, row, strict=True))
+    report_fields = {f.name for f in fields(CheckReport)}
+    return CheckReport(
+        qi=plan.qi,
+        sensitive=plan.sensitive,
+        **{k: v for k, v in values.items() if k in report_fields},
+    )
+
+
+def classes(
+    data: Data, qi: list[str] | None = None, *, con: duckdb.DuckDBPyConnection | None = None
+) -> pa.Table:
+    """Return the class-size histogram of ``data`` as a pyarrow Table (SQL ``kanon_classes``).
+
+    Args:
+        data: as for :func:`check`.
+        qi: quasi-identifier columns (default: those configured for the table).
+        con: connection holding ``data`` when it is a table name.
+
+    Returns:
+        Columns ``class_size``, ``classes``, ``rows``, ``share``, ``cumulative_share``.
+    """
+    with as_table(data, con) as (con_, name):
+        return con_.sql(plan_classes(con_, name, tuple(qi or ()))).to_arrow_table()

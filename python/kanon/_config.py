@@ -1,0 +1,106 @@
+"""``kanon.configure``: write column roles, hierarchies and weights to ``kanon_columns``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kanon._catalog import resolve_columns, resolve_table
+from kanon._install import install
+from kanon.exceptions import ConfigError
+
+if TYPE_CHECKING:
+    import duckdb
+
+__all__ = ["configure"]
+
+
+def configure(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    qi: dict[str, str | None] | list[str] | None = None,
+    identifiers: list[str] | None = None,
+    sensitive: list[str] | None = None,
+    insensitive: list[str] | None = None,
+    weights: dict[str, float] | None = None,
+    priorities: dict[str, int] | None = None,
+) -> None:
+    """Record the roles of ``table``'s columns in ``kanon_columns`` (replacing old ones).
+
+    Installs kanon on ``con`` first if needed. All arguments are checked before
+    anything is written: on error nothing changes.
+
+    Args:
+        con: the connection holding ``table``.
+        table: table or view name.
+        qi: quasi-identifiers, as a list or as ``{column: hierarchy table or None}``.
+        identifiers: direct identifiers (never released).
+        sensitive: sensitive columns (released, protected by l-diversity / t-closeness).
+        insensitive: other columns released as they are.
+        weights: per-QI weight (> 0) of its generalization cost.
+        priorities: per-QI priority (higher = generalized later).
+
+    Raises:
+        ConfigError: unknown table, column or hierarchy, a column given two roles, a
+            weight or priority for a column that is not a QI, a non-positive weight.
+
+    Examples:
+        >>> import duckdb, kanon
+        >>> con = duckdb.connect()
+        >>> _ = con.execute("CREATE TABLE t (age INT, zip VARCHAR, dx VARCHAR)")
+        >>> kanon.configure(con, "t", qi=["age", "zip"], sensitive=["dx"])
+        >>> con.execute("SELECT count(*) FROM kanon_columns WHERE role = 'qi'").fetchone()
+        (2,)
+    """
+    resolved = resolve_table(con, table)
+    qi_map = dict.fromkeys(qi) if isinstance(qi, list) else dict(qi or {})
+    roles: dict[str, str] = {}
+    for role, names in (
+        ("qi", list(qi_map)),
+        ("identifier", identifiers or []),
+        ("sensitive", sensitive or []),
+        ("insensitive", insensitive or []),
+    ):
+        for col in resolve_columns(resolved, list(names), role):
+            if col.name in roles:
+                msg = f"column {col.name!r} is given two roles: {roles[col.name]} and {role}"
+                raise ConfigError(msg)
+            roles[col.name] = role
+    canonical = {n: resolved.column(n).name for n in qi_map}
+    hierarchies = {canonical[n]: h for n, h in qi_map.items()}
+    for h in {h for h in hierarchies.values() if h is not None}:
+        resolve_table(con, h)  # raises ConfigError naming an unknown hierarchy
+    extras: dict[str, dict[str, float] | dict[str, int]] = {
+        "weights": weights or {},
+        "priorities": priorities or {},
+    }
+    for what, mapping in extras.items():
+        for name in mapping:
+            if roles.get(resolved.column(name).name) != "qi":
+                msg = f"{what} names column {name!r}, which is not a quasi-identifier"
+                raise ConfigError(msg)
+    weight_of = {resolved.column(n).name: float(w) for n, w in (weights or {}).items()}
+    if any(not w > 0 for w in weight_of.values()):
+        msg = f"weights must be positive, got {weight_of}"
+        raise ConfigError(msg)
+    priority_of = {resolved.column(n).name: int(p) for n, p in (priorities or {}).items()}
+    install(con)
+    rows = [
+        (
+            resolved.name,
+            col,
+            role,
+            hierarchies.get(col),
+            weight_of.get(col, 1.0),
+            priority_of.get(col, 0),
+        )
+        for col, role in roles.items()
+    ]
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute("DELETE FROM kanon_columns WHERE table_name = ?", [resolved.name])
+        if rows:
+            con.executemany("INSERT INTO kanon_columns VALUES (?, ?, ?, ?, ?, ?)", rows)
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise

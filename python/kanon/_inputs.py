@@ -1,0 +1,58 @@
+"""Bring the inputs the Python API accepts into DuckDB: table names, relations, frames."""
+
+from __future__ import annotations
+
+import itertools
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+
+from kanon._install import install_kernels
+from kanon.exceptions import InvalidInputError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+__all__ = ["Data", "as_table"]
+
+Data = Any  # str | duckdb.DuckDBPyRelation | pandas / polars DataFrame | pyarrow Table
+_counter = itertools.count()
+
+
+@contextmanager
+def as_table(
+    data: Data, con: duckdb.DuckDBPyConnection | None, what: str = "data"
+) -> Iterator[tuple[duckdb.DuckDBPyConnection, str]]:
+    """Yield ``(connection, table name)`` under which ``data`` can be queried.
+
+    A string is a table or view name on ``con`` (required then). A DuckDB relation is
+    materialized to Arrow once. DataFrames (pandas, polars) and Arrow tables are
+    registered as temporary views, unregistered on exit. Kernel UDFs are installed.
+    """
+    if isinstance(data, str):
+        if con is None:
+            msg = f"{what} is a table name ({data!r}): pass the connection as con="
+            raise InvalidInputError(msg)
+        install_kernels(con)
+        yield con, data
+        return
+    if isinstance(data, duckdb.DuckDBPyRelation):
+        data = data.to_arrow_table()
+    if not (hasattr(data, "__arrow_c_stream__") or type(data).__module__.startswith("pandas")):
+        msg = (
+            f"{what} must be a table name, a DuckDB relation, a pandas or polars DataFrame "
+            f"or a pyarrow Table, got {type(data).__name__}"
+        )
+        raise InvalidInputError(msg)
+    own = con is None
+    con = duckdb.connect() if con is None else con
+    name = f"__kanon_input_{next(_counter)}"
+    try:
+        install_kernels(con)
+        con.register(name, data)
+        yield con, name
+    finally:
+        con.unregister(name)
+        if own:
+            con.close()

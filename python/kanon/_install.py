@@ -1,0 +1,111 @@
+"""``install(con)``: register kanon's UDFs, TEMP macros and config tables on a connection."""
+
+from __future__ import annotations
+
+import contextlib
+
+import duckdb
+
+from kanon import _core
+from kanon._plan import CheckOptions, plan_check, plan_classes
+from kanon._udf import CLASSES_SQL_TYPE, STATS_SQL_TYPE, class_stats
+
+__all__ = ["install", "install_kernels", "sql_bundle"]
+
+
+def sql_bundle() -> list[tuple[str, str]]:
+    """The SQL files shipped in the extension, in load order, as ``(name, text)``."""
+    return list(_core.sql_bundle())
+
+
+def _replace_function(
+    con: duckdb.DuckDBPyConnection, name: str, *args: object, **kw: object
+) -> None:
+    with contextlib.suppress(duckdb.InvalidInputException):  # not registered yet
+        con.remove_function(name)
+    con.create_function(name, *args, **kw)  # type: ignore[arg-type]
+
+
+def install_kernels(con: duckdb.DuckDBPyConnection) -> None:
+    """Register the kernel UDFs (no macros, no tables): what generated SQL needs to run."""
+    _replace_function(
+        con,
+        "kanon_class_stats",
+        class_stats,
+        [CLASSES_SQL_TYPE, "VARCHAR"],
+        STATS_SQL_TYPE,
+        type="arrow",
+        null_handling="special",
+        side_effects=False,
+    )
+
+
+def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """Install kanon on ``con``; idempotent (re-running replaces everything).
+
+    Registers the UDFs (``kanon_class_stats`` and the planners behind the macros), runs
+    the shipped SQL (TEMP macros ``kanon_check`` and ``kanon_classes``) and creates the
+    config table ``kanon_columns`` if it is absent.
+
+    Args:
+        con: the DuckDB connection to install into.
+
+    Returns:
+        The same connection.
+
+    Examples:
+        >>> import duckdb, kanon
+        >>> con = kanon.install(duckdb.connect())
+        >>> con.execute("SELECT count(*) FROM kanon_columns").fetchone()
+        (0,)
+    """
+    install_kernels(con)
+    # The planners read the catalog through their own cursor: the calling connection
+    # is busy binding the query that invoked them.
+    cursor = con.cursor()
+
+    def plan_check_udf(
+        tbl: str,
+        qi: list[str] | None,
+        sensitive: str | None,
+        population: str | None,
+        t_distance: str | None,
+        recursive_l: int | None,
+        recursive_c: float | None,
+        risk_threshold: float | None,
+    ) -> str:
+        options = CheckOptions(
+            qi=tuple(qi or ()),
+            sensitive=sensitive,
+            population=population,
+            t_distance=t_distance,
+            recursive_l=recursive_l,
+            recursive_c=recursive_c,
+            risk_threshold=0.2 if risk_threshold is None else risk_threshold,
+        )
+        return plan_check(cursor, tbl, options).sql
+
+    def plan_classes_udf(tbl: str, qi: list[str] | None) -> str:
+        return plan_classes(cursor, tbl, tuple(qi or ()))
+
+    _replace_function(
+        con,
+        "kanon_plan_check",
+        plan_check_udf,
+        ["VARCHAR", "VARCHAR[]", "VARCHAR", "VARCHAR", "VARCHAR", "BIGINT", "DOUBLE", "DOUBLE"],
+        "VARCHAR",
+        null_handling="special",
+        side_effects=False,
+    )
+    _replace_function(
+        con,
+        "kanon_plan_classes",
+        plan_classes_udf,
+        ["VARCHAR", "VARCHAR[]"],
+        "VARCHAR",
+        null_handling="special",
+        side_effects=False,
+    )
+    for _name, text in sql_bundle():
+        con.execute(text)
+    return con

@@ -1,0 +1,188 @@
+"""The planner: turns a table name, arguments and the configuration into one SQL query.
+
+Pure functions of the catalog and their arguments: they read the catalog, never write,
+and are cheap, because DuckDB calls them while binding ``kanon_check(...)``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from kanon._catalog import Column, Table, configured, resolve_columns, resolve_table
+from kanon._sql import ident, literal
+from kanon.exceptions import ConfigError, InvalidInputError
+
+if TYPE_CHECKING:
+    import duckdb
+
+__all__ = ["CheckOptions", "CheckPlan", "plan_check", "plan_classes"]
+
+T_DISTANCES = ("equal", "ordered")
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """Arguments of a privacy check besides the table."""
+
+    qi: tuple[str, ...] = ()
+    sensitive: str | None = None
+    population: str | None = None
+    t_distance: str | None = None
+    recursive_l: int | None = None
+    recursive_c: float | None = None
+    risk_threshold: float = 0.2
+
+    def validate(self) -> None:
+        """Reject out-of-range arguments with a message naming the parameter."""
+        if self.t_distance is not None and self.t_distance not in T_DISTANCES:
+            msg = f"t_distance must be 'equal' or 'ordered', got {self.t_distance!r}"
+            raise InvalidInputError(msg)
+        if self.recursive_l is not None and self.recursive_l < 1:
+            msg = f"recursive_l must be at least 1, got {self.recursive_l}"
+            raise InvalidInputError(msg)
+        c = self.recursive_c
+        if c is not None and (math.isnan(c) or c <= 0):
+            msg = f"recursive_c must be positive, got {c}"
+            raise InvalidInputError(msg)
+        r = self.risk_threshold
+        if r is None or math.isnan(r) or not 0 <= r <= 1:
+            msg = f"risk_threshold must lie in [0, 1], got {r}"
+            raise InvalidInputError(msg)
+
+
+@dataclass(frozen=True)
+class CheckPlan:
+    """The SQL of a check and the columns it resolved."""
+
+    sql: str
+    qi: tuple[str, ...]
+    sensitive: str | None
+
+
+def quasi_identifiers(
+    con: duckdb.DuckDBPyConnection, table: Table, qi: tuple[str, ...]
+) -> list[Column]:
+    """The QIs given, else those configured for ``table``; never empty."""
+    names = list(qi) or [c for c, role, _ in configured(con, table.name) if role == "qi"]
+    if not names:
+        msg = (
+            f"no quasi-identifiers for table {table.name!r}: pass qi := [...] or configure "
+            "them with kanon.configure(...) / INSERT INTO kanon_columns"
+        )
+        raise ConfigError(msg)
+    return resolve_columns(table, names, "qi")
+
+
+def sensitive_column(
+    con: duckdb.DuckDBPyConnection, table: Table, sensitive: str | None, qis: list[Column]
+) -> Column | None:
+    """The sensitive column given, else the one configured (None if none)."""
+    if sensitive is None:
+        configured_sens = [c for c, role, _ in configured(con, table.name) if role == "sensitive"]
+        if len(configured_sens) > 1:
+            names = ", ".join(repr(c) for c in configured_sens)
+            msg = (
+                f"table {table.name!r} has several sensitive columns configured ({names}); "
+                "choose one with sensitive := '...'"
+            )
+            raise ConfigError(msg)
+        if not configured_sens:
+            return None
+        sensitive = configured_sens[0]
+    col = table.column(sensitive)
+    if col.name in {q.name for q in qis}:
+        msg = f"column {col.name!r} cannot be both a quasi-identifier and the sensitive column"
+        raise ConfigError(msg)
+    return col
+
+
+def _keys(qis: list[Column]) -> tuple[str, str]:
+    select = ", ".join(f"{ident(c.name)} AS q{i}" for i, c in enumerate(qis))
+    keys = ", ".join(f"q{i}" for i in range(len(qis)))
+    return select, keys
+
+
+def plan_check(con: duckdb.DuckDBPyConnection, tbl: str, options: CheckOptions) -> CheckPlan:
+    """Return the SQL of ``kanon_check(tbl, ...)``: one row of privacy statistics.
+
+    DuckDB forms the equivalence classes (``GROUP BY`` over the quasi-identifiers, and
+    over the sensitive value when one is given); the kernel UDF ``kanon_class_stats``
+    receives one packed list with a size (and sensitive histogram) per class.
+    """
+    options.validate()
+    table = resolve_table(con, tbl)
+    qis = quasi_identifiers(con, table, options.qi)
+    sens = sensitive_column(con, table, options.sensitive, qis)
+    select, keys = _keys(qis)
+    ctes: list[str] = []
+    if sens is None:
+        ctes.append(
+            f"cls AS (SELECT {keys}, count(*)::UBIGINT AS n, "
+            "NULL::STRUCT(c UINTEGER, n UBIGINT)[] AS entries "
+            f"FROM (SELECT {select} FROM {table.sql}) GROUP BY ALL)"
+        )
+        ordered = False
+    else:
+        ctes.append(
+            f"hist AS (SELECT {select}, {ident(sens.name)} AS sv, count(*)::UBIGINT AS n "
+            f"FROM {table.sql} GROUP BY ALL)"
+        )
+        ctes.append(
+            "sdict AS (SELECT sv, (row_number() OVER (ORDER BY sv ASC NULLS LAST) - 1)"
+            "::UINTEGER AS c FROM (SELECT DISTINCT sv FROM hist))"
+        )
+        hist_keys = ", ".join(f"hist.q{i}" for i in range(len(qis)))
+        ctes.append(
+            f"cls AS (SELECT {hist_keys}, sum(hist.n)::UBIGINT AS n, "
+            "list({'c': sdict.c, 'n': hist.n}) AS entries "
+            "FROM hist JOIN sdict ON hist.sv IS NOT DISTINCT FROM sdict.sv "
+            f"GROUP BY {hist_keys})"
+        )
+        ordered = sens.ordered if options.t_distance is None else options.t_distance == "ordered"
+    if options.population is None:
+        ctes.append("classes AS (SELECT n, NULL::UBIGINT AS pop, entries FROM cls)")
+    else:
+        pop = resolve_table(con, options.population)
+        pop_cols = resolve_columns(pop, [q.name for q in qis], "population")
+        pop_select, _ = _keys(pop_cols)
+        ctes.append(
+            f"pop AS (SELECT {keys}, count(*)::UBIGINT AS n "
+            f"FROM (SELECT {pop_select} FROM {pop.sql}) GROUP BY ALL)"
+        )
+        on = " AND ".join(f"cls.q{i} IS NOT DISTINCT FROM pop.q{i}" for i in range(len(qis)))
+        ctes.append(
+            "classes AS (SELECT cls.n, coalesce(pop.n, 0)::UBIGINT AS pop, cls.entries "
+            f"FROM cls LEFT JOIN pop ON {on})"
+        )
+    kernel_options = {
+        "sensitive": sens is not None,
+        "population": options.population is not None,
+        "ordered": ordered,
+        "recursive_l": options.recursive_l,
+        "recursive_c": options.recursive_c,
+        "risk_threshold": options.risk_threshold,
+    }
+    sql = (
+        "WITH " + ",\n".join(ctes) + "\nSELECT unnest(kanon_class_stats("
+        "list({'n': n, 'pop': pop, 'entries': entries}), "
+        f"{literal(json.dumps(kernel_options))})) FROM classes"
+    )
+    return CheckPlan(sql, tuple(q.name for q in qis), None if sens is None else sens.name)
+
+
+def plan_classes(con: duckdb.DuckDBPyConnection, tbl: str, qi: tuple[str, ...]) -> str:
+    """Return the SQL of ``kanon_classes(tbl, qi)``: the class-size histogram."""
+    table = resolve_table(con, tbl)
+    qis = quasi_identifiers(con, table, qi)
+    group = ", ".join(ident(c.name) for c in qis)
+    return (
+        f"WITH cls AS (SELECT count(*)::UBIGINT AS size FROM {table.sql} GROUP BY {group}), "
+        "hist AS (SELECT size AS class_size, count(*)::UBIGINT AS classes, "
+        "sum(size)::UBIGINT AS rows FROM cls GROUP BY size) "
+        "SELECT class_size, classes, rows, rows / sum(rows) OVER () AS share, "
+        "sum(rows) OVER (ORDER BY class_size) / sum(rows) OVER () AS cumulative_share "
+        "FROM hist ORDER BY class_size"
+    )

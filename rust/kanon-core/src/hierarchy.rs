@@ -1,0 +1,205 @@
+//! Generalization hierarchies as dense matrices `level × leaf code → ancestor code`
+//! (ARX's layout): generalizing a value is one array lookup.
+
+use crate::error::{KernelError, Result};
+
+/// A validated generalization hierarchy over `leaves` leaf codes.
+///
+/// Level 0 holds the leaves themselves; the top level holds a single root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hierarchy {
+    /// `ancestors[level][leaf]` = code of the leaf's label at `level` (dense per level).
+    ancestors: Vec<Vec<u32>>,
+    /// Number of distinct labels at each level.
+    widths: Vec<u32>,
+}
+
+impl Hierarchy {
+    /// Build a hierarchy from its wide table, one row per leaf and one code column per level.
+    ///
+    /// `levels[l][row]` is the code of that row's label at level `l`; codes of each level
+    /// must be dense (`0..width_l`, e.g. from [`crate::encode`]) and `levels[0]` must be a
+    /// permutation of `0..rows` (every leaf listed exactly once).
+    ///
+    /// # Errors
+    /// * [`KernelError::InvalidArgument`] for no levels, unequal column lengths, a leaf
+    ///   listed twice or codes that are not dense.
+    /// * [`KernelError::NotNested`] if a label at level `l` has two parents at `l + 1`.
+    /// * [`KernelError::NotSingleRoot`] if the top level has more than one label.
+    ///
+    /// # Complexity
+    /// O(L · n) time and space for L levels and n leaves.
+    ///
+    /// # Examples
+    /// ```
+    /// use kanon_core::Hierarchy;
+    /// // leaves 0..4; level 1 pairs {0,1}, {2,3}; level 2 the root.
+    /// let h = Hierarchy::try_from_levels(&[&[0, 1, 2, 3], &[0, 0, 1, 1], &[0, 0, 0, 0]]).unwrap();
+    /// assert_eq!(h.generalize(1, 3), 1);
+    /// assert_eq!(h.height(), 2);
+    /// ```
+    pub fn try_from_levels(levels: &[&[u32]]) -> Result<Self> {
+        let invalid = |message: String| KernelError::InvalidArgument {
+            kernel: "hierarchy",
+            message,
+        };
+        let Some(leaf_codes) = levels.first() else {
+            return Err(invalid("a hierarchy needs at least one level".to_owned()));
+        };
+        let n = leaf_codes.len();
+        for (level, column) in levels.iter().enumerate() {
+            if column.len() != n {
+                return Err(invalid(format!(
+                    "level {level} has {} rows but level 0 has {n}",
+                    column.len()
+                )));
+            }
+        }
+        let mut row_of_leaf = vec![usize::MAX; n];
+        for (row, &leaf) in leaf_codes.iter().enumerate() {
+            let slot = row_of_leaf
+                .get_mut(leaf as usize)
+                .ok_or_else(|| invalid(format!("leaf code {leaf} at row {row} is not below {n}")))?;
+            if *slot != usize::MAX {
+                return Err(invalid(format!(
+                    "leaf code {leaf} is listed twice (rows {} and {row})",
+                    *slot
+                )));
+            }
+            *slot = row;
+        }
+        let mut ancestors = Vec::with_capacity(levels.len());
+        let mut widths = Vec::with_capacity(levels.len());
+        for (level, column) in levels.iter().enumerate() {
+            let width = column.iter().max().map_or(0, |&m| m + 1);
+            let mut used = vec![false; width as usize];
+            for &code in *column {
+                used[code as usize] = true;
+            }
+            if let Some(gap) = used.iter().position(|&u| !u) {
+                return Err(invalid(format!(
+                    "codes of level {level} are not dense: code {gap} is unused"
+                )));
+            }
+            ancestors.push(row_of_leaf.iter().map(|&row| column[row]).collect::<Vec<u32>>());
+            widths.push(width);
+        }
+        for level in 0..levels.len() - 1 {
+            let mut parent = vec![u32::MAX; widths[level] as usize];
+            for (row, (&code, &up)) in levels[level].iter().zip(levels[level + 1]).enumerate() {
+                let slot = &mut parent[code as usize];
+                if *slot == u32::MAX {
+                    *slot = up;
+                } else if *slot != up {
+                    return Err(KernelError::NotNested {
+                        level,
+                        next_level: level + 1,
+                        code,
+                        row,
+                    });
+                }
+            }
+        }
+        let top = levels.len() - 1;
+        if widths[top] > 1 {
+            return Err(KernelError::NotSingleRoot {
+                level: top,
+                roots: widths[top] as usize,
+            });
+        }
+        Ok(Self { ancestors, widths })
+    }
+
+    /// The identity hierarchy of `leaves` values under a single root (`value → *`).
+    #[must_use]
+    pub fn flat(leaves: u32) -> Self {
+        Self {
+            ancestors: vec![(0..leaves).collect(), vec![0; leaves as usize]],
+            widths: vec![leaves, u32::from(leaves > 0)],
+        }
+    }
+
+    /// Number of levels above the leaves.
+    #[must_use]
+    pub fn height(&self) -> usize {
+        self.ancestors.len() - 1
+    }
+
+    /// Number of leaves.
+    #[must_use]
+    pub fn leaves(&self) -> usize {
+        self.ancestors[0].len()
+    }
+
+    /// Number of distinct labels at `level`.
+    ///
+    /// # Panics
+    /// If `level > self.height()`.
+    #[must_use]
+    pub fn width(&self, level: usize) -> u32 {
+        self.widths[level]
+    }
+
+    /// The code of `leaf`'s label at `level`.
+    ///
+    /// # Panics
+    /// If `level > self.height()` or `leaf >= self.leaves()`.
+    #[must_use]
+    pub fn generalize(&self, level: usize, leaf: u32) -> u32 {
+        self.ancestors[level][leaf as usize]
+    }
+
+    /// The whole row `leaf code → ancestor code` of `level`.
+    ///
+    /// # Panics
+    /// If `level > self.height()`.
+    #[must_use]
+    pub fn level(&self, level: usize) -> &[u32] {
+        &self.ancestors[level]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_label_is_rejected() {
+        let err = Hierarchy::try_from_levels(&[&[0, 1, 2], &[0, 0, 1], &[0, 1, 1]]).unwrap_err();
+        assert!(matches!(
+            err,
+            KernelError::NotNested {
+                level: 1,
+                code: 0,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn two_roots_are_rejected() {
+        let err = Hierarchy::try_from_levels(&[&[0, 1], &[0, 1]]).unwrap_err();
+        assert_eq!(err, KernelError::NotSingleRoot { level: 1, roots: 2 });
+    }
+
+    #[test]
+    fn duplicate_leaf_is_rejected() {
+        let err = Hierarchy::try_from_levels(&[&[0, 0], &[0, 0]]).unwrap_err();
+        assert!(err.to_string().contains("listed twice"));
+    }
+
+    #[test]
+    fn rows_may_come_in_any_order() {
+        let h = Hierarchy::try_from_levels(&[&[2, 0, 1], &[1, 0, 0], &[0, 0, 0]]).unwrap();
+        assert_eq!(h.level(1), &[0, 0, 1]);
+        assert_eq!(h.width(1), 2);
+    }
+
+    #[test]
+    fn flat_hierarchy_has_one_level() {
+        let h = Hierarchy::flat(3);
+        assert_eq!(h.height(), 1);
+        assert_eq!(h.generalize(1, 2), 0);
+        assert_eq!(h.generalize(0, 2), 2);
+    }
+}

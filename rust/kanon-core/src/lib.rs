@@ -1,0 +1,20 @@
+//! Pure Rust kernels of kanon: no Python, no unsafe, plain slices in and owned values out.
+//!
+//! - [`encode`]: dictionary encoding of a column to dense `u32` codes in value order.
+//! - [`hierarchy`]: generalization hierarchies as dense `level × code → ancestor` matrices.
+//! - [`groupify`]: equivalence classes of rows generalized to given levels.
+//! - [`stats`]: per-class privacy statistics (k, l-diversity, t-closeness, risks).
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod encode;
+pub mod error;
+pub mod groupify;
+pub mod hierarchy;
+pub mod stats;
+
+pub use encode::{encode, Dictionary};
+pub use error::{KernelError, Result};
+pub use groupify::{groupify, Classes};
+pub use hierarchy::Hierarchy;
+pub use stats::{class_stats, ClassStats, Distance, StatsOptions};

@@ -1,0 +1,459 @@
+//! Per-class privacy statistics of a partition: k, distinct / entropy / recursive-(c,l)
+//! l-diversity, t-closeness (earth mover's distance) and re-identification risks.
+
+use crate::error::{KernelError, Result};
+
+/// Ground distance between sensitive values for t-closeness.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Distance {
+    /// Every two distinct values are at distance 1 (categorical attributes).
+    Equal,
+    /// Values at codes i and j are at distance |i − j| / (m − 1) (ordered attributes).
+    Ordered,
+}
+
+/// Tunables of [`class_stats`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StatsOptions {
+    /// Ground distance of the t-closeness EMD.
+    pub distance: Distance,
+    /// The l of recursive (c,l)-diversity; `None` uses the distinct l of the data.
+    pub recursive_l: Option<u64>,
+    /// The c of recursive (c,l)-diversity to test; `None` only reports the smallest c.
+    pub recursive_c: Option<f64>,
+    /// A record is "at risk" when its re-identification probability exceeds this.
+    pub risk_threshold: f64,
+}
+
+impl Default for StatsOptions {
+    fn default() -> Self {
+        Self {
+            distance: Distance::Equal,
+            recursive_l: None,
+            recursive_c: None,
+            risk_threshold: 0.2,
+        }
+    }
+}
+
+/// Privacy statistics of one partition into equivalence classes.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ClassStats {
+    /// Size of the smallest class (0 for an empty table).
+    pub k: u64,
+    /// Number of classes.
+    pub classes: u64,
+    /// Number of rows.
+    pub rows: u64,
+    /// Smallest number of distinct sensitive values in a class.
+    pub l_distinct: Option<u64>,
+    /// `exp` of the smallest class entropy (natural log) of the sensitive values.
+    pub l_entropy: Option<f64>,
+    /// The l used for recursive (c,l)-diversity.
+    pub recursive_l: Option<u64>,
+    /// Smallest integer c for which recursive (c,l)-diversity holds (`inf` if a class
+    /// has fewer than l distinct values); `None` when l < 2.
+    pub recursive_c: Option<f64>,
+    /// Whether recursive (c,l)-diversity holds for the c that was asked for.
+    pub recursive_ok: Option<bool>,
+    /// Largest EMD between a class's sensitive distribution and the table's.
+    pub t: Option<f64>,
+    /// Highest prosecutor risk, 1 / k.
+    pub prosecutor_max: f64,
+    /// Average prosecutor risk over records, classes / rows.
+    pub prosecutor_avg: f64,
+    /// Share of records whose prosecutor risk exceeds the threshold.
+    pub prosecutor_at_risk: f64,
+    /// Marketer risk: expected share of records re-identified, classes / rows.
+    pub marketer: f64,
+    /// Highest journalist risk, 1 / (smallest population class of a sample class).
+    pub journalist_max: Option<f64>,
+    /// Average journalist risk over records.
+    pub journalist_avg: Option<f64>,
+    /// Share of records whose journalist risk exceeds the threshold.
+    pub journalist_at_risk: Option<f64>,
+}
+
+/// Compute the privacy statistics of a partition given as a histogram.
+///
+/// The input is a list of entries, each a count of rows; entries of class `c` are
+/// `class_offsets[c]..class_offsets[c + 1]` (or one entry per class when
+/// `class_offsets` is `None`). With `sensitive`, each entry also carries the code
+/// (`0..m`, in value order) of the sensitive value its rows share, enabling l-diversity
+/// and t-closeness; `population` gives, per class, the size of the matching class in a
+/// population table, enabling journalist risk.
+///
+/// Definitions follow Machanavajjhala et al. (l-diversity, 2007), Li et al.
+/// (t-closeness, 2007; EMD with equal or ordered distance) and ARX's risk model.
+///
+/// # Errors
+/// [`KernelError::LengthMismatch`] / [`KernelError::InvalidArgument`] for inconsistent
+/// lengths, offsets that do not increase, an empty class, a non-positive `recursive_c`,
+/// or a population class smaller than its sample class.
+///
+/// # Complexity
+/// O(e log m) time and O(m) auxiliary space for e entries and m sensitive values.
+///
+/// # Examples
+/// ```
+/// use kanon_core::{class_stats, StatsOptions};
+/// // Two classes: {a, a, b} and {b, c}.
+/// let s = class_stats(Some(&[0, 2, 4]), &[2, 1, 1, 1], Some(&[0, 1, 1, 2]), None,
+///                     &StatsOptions::default()).unwrap();
+/// assert_eq!((s.k, s.classes, s.rows, s.l_distinct), (2, 2, 5, Some(2)));
+/// ```
+pub fn class_stats(
+    class_offsets: Option<&[u64]>,
+    counts: &[u64],
+    sensitive: Option<&[u32]>,
+    population: Option<&[u64]>,
+    options: &StatsOptions,
+) -> Result<ClassStats> {
+    let ranges = class_ranges(class_offsets, counts.len())?;
+    if let Some(s) = sensitive {
+        check_len("sensitive", s.len(), counts.len())?;
+    }
+    if let Some(p) = population {
+        check_len("population", p.len(), ranges.len())?;
+    }
+    if let Some(c) = options.recursive_c {
+        if c.is_nan() || c <= 0.0 {
+            return Err(invalid(format!("recursive c must be positive, got {c}")));
+        }
+    }
+    if !(0.0..=1.0).contains(&options.risk_threshold) {
+        return Err(invalid(format!(
+            "risk threshold must lie in [0, 1], got {}",
+            options.risk_threshold
+        )));
+    }
+    let sizes: Vec<u64> = ranges
+        .iter()
+        .map(|&(lo, hi)| counts[lo..hi].iter().sum())
+        .collect();
+    if let Some(c) = sizes.iter().position(|&s| s == 0) {
+        return Err(invalid(format!("class {c} has no rows")));
+    }
+    let rows: u64 = sizes.iter().sum();
+    let mut out = ClassStats {
+        k: sizes.iter().copied().min().unwrap_or(0),
+        classes: sizes.len() as u64,
+        rows,
+        ..ClassStats::default()
+    };
+    if rows == 0 {
+        return Ok(out);
+    }
+    let n = rows as f64;
+    out.prosecutor_max = 1.0 / out.k as f64;
+    out.prosecutor_avg = out.classes as f64 / n;
+    out.marketer = out.prosecutor_avg;
+    out.prosecutor_at_risk = at_risk(&sizes, &sizes, options.risk_threshold) / n;
+    if let Some(pop) = population {
+        if let Some(c) = (0..sizes.len()).find(|&c| pop[c] < sizes[c]) {
+            return Err(invalid(format!(
+                "class {c} has {} rows in the sample but only {} in the population; \
+                 the population must contain the sample",
+                sizes[c], pop[c]
+            )));
+        }
+        let smallest = pop.iter().copied().min().unwrap_or(1);
+        out.journalist_max = Some(1.0 / smallest as f64);
+        let expected: f64 = sizes
+            .iter()
+            .zip(pop)
+            .map(|(&f, &big_f)| f as f64 / big_f as f64)
+            .sum();
+        out.journalist_avg = Some(expected / n);
+        out.journalist_at_risk = Some(at_risk(&sizes, pop, options.risk_threshold) / n);
+    }
+    if let Some(codes) = sensitive {
+        sensitive_stats(&mut out, &ranges, counts, codes, options)?;
+    }
+    Ok(out)
+}
+
+/// Rows (weighted by `sizes`) of classes whose risk `1 / denominators[c]` exceeds `t`.
+fn at_risk(sizes: &[u64], denominators: &[u64], threshold: f64) -> f64 {
+    sizes
+        .iter()
+        .zip(denominators)
+        .filter(|(_, &d)| 1.0 / d as f64 > threshold)
+        .map(|(&s, _)| s as f64)
+        .fold(0.0, |acc, s| acc + s)
+}
+
+fn sensitive_stats(
+    out: &mut ClassStats,
+    ranges: &[(usize, usize)],
+    counts: &[u64],
+    codes: &[u32],
+    options: &StatsOptions,
+) -> Result<()> {
+    let m = codes.iter().max().map_or(0, |&c| c as usize + 1);
+    let n = out.rows as f64;
+    let mut global = vec![0u64; m];
+    for (&code, &count) in codes.iter().zip(counts) {
+        global[code as usize] += count;
+    }
+    let q: Vec<f64> = global.iter().map(|&g| g as f64 / n).collect();
+    // Cumulative distribution Q_i and its prefix sums SQ_i = Q_0 + ... + Q_{i-1}.
+    let mut cdf = Vec::with_capacity(m);
+    let mut acc = 0.0;
+    for &qi in &q {
+        acc += qi;
+        cdf.push(acc);
+    }
+    let mut cdf_prefix = Vec::with_capacity(m + 1);
+    cdf_prefix.push(0.0);
+    let mut acc = 0.0;
+    for &ci in &cdf {
+        acc += ci;
+        cdf_prefix.push(acc);
+    }
+
+    let mut l_distinct = u64::MAX;
+    let mut min_entropy = f64::INFINITY;
+    let mut t: f64 = 0.0;
+    let mut class: Vec<(u32, u64)> = Vec::new();
+    let mut sorted_counts: Vec<u64> = Vec::new();
+    let mut per_class_counts: Vec<Vec<u64>> = Vec::with_capacity(ranges.len());
+    for &(lo, hi) in ranges {
+        class.clear();
+        class.extend(codes[lo..hi].iter().copied().zip(counts[lo..hi].iter().copied()));
+        class.sort_unstable_by_key(|&(code, _)| code);
+        class.dedup_by(|next, kept| {
+            if next.0 == kept.0 {
+                kept.1 += next.1;
+                true
+            } else {
+                false
+            }
+        });
+        class.retain(|&(_, c)| c > 0);
+        let size: u64 = class.iter().map(|&(_, c)| c).sum();
+        let size_f = size as f64;
+        l_distinct = l_distinct.min(class.len() as u64);
+        let entropy: f64 = class
+            .iter()
+            .map(|&(_, c)| {
+                let p = c as f64 / size_f;
+                -p * p.ln()
+            })
+            .sum();
+        min_entropy = min_entropy.min(entropy);
+        let emd = match options.distance {
+            Distance::Equal => equal_emd(&class, size_f, &q),
+            Distance::Ordered => ordered_emd(&class, size_f, &cdf, &cdf_prefix),
+        };
+        t = t.max(emd);
+        sorted_counts.clear();
+        sorted_counts.extend(class.iter().map(|&(_, c)| c));
+        sorted_counts.sort_unstable_by(|a, b| b.cmp(a));
+        per_class_counts.push(sorted_counts.clone());
+    }
+    out.l_distinct = Some(l_distinct);
+    out.l_entropy = Some(min_entropy.exp());
+    out.t = Some(t);
+    let l = options.recursive_l.unwrap_or(l_distinct);
+    out.recursive_l = Some(l);
+    if l >= 2 {
+        let l_idx = usize::try_from(l - 1).unwrap_or(usize::MAX);
+        let mut c_needed: f64 = 1.0;
+        let mut ok = true;
+        for r in &per_class_counts {
+            let tail: u64 = r.iter().skip(l_idx).sum();
+            if tail == 0 {
+                c_needed = f64::INFINITY;
+                ok = false;
+                continue;
+            }
+            c_needed = c_needed.max((r[0] / tail + 1) as f64);
+            if let Some(c) = options.recursive_c {
+                ok &= (r[0] as f64) < c * tail as f64;
+            }
+        }
+        out.recursive_c = Some(c_needed);
+        out.recursive_ok = options.recursive_c.map(|_| ok);
+    } else {
+        out.recursive_ok = options.recursive_c.map(|_| false);
+    }
+    Ok(())
+}
+
+/// EMD with equal ground distance: half the L1 distance between the distributions.
+fn equal_emd(class: &[(u32, u64)], size: f64, q: &[f64]) -> f64 {
+    let (inside, covered) = class.iter().fold((0.0, 0.0), |(d, cov), &(code, c)| {
+        let qi = q[code as usize];
+        (d + (c as f64 / size - qi).abs(), cov + qi)
+    });
+    0.5 * (inside + (1.0 - covered).max(0.0))
+}
+
+/// EMD with ordered ground distance: Σ_i |P_i − Q_i| / (m − 1) over cumulative
+/// distributions, evaluated per run of constant P_i with a binary search on Q.
+fn ordered_emd(class: &[(u32, u64)], size: f64, cdf: &[f64], cdf_prefix: &[f64]) -> f64 {
+    let m = cdf.len();
+    if m < 2 {
+        return 0.0;
+    }
+    // Σ_{i in [lo, hi)} |s − Q_i| with Q non-decreasing.
+    let run = |lo: usize, hi: usize, s: f64| -> f64 {
+        if lo >= hi {
+            return 0.0;
+        }
+        let split = lo + cdf[lo..hi].partition_point(|&qi| qi < s);
+        let below = s * (split - lo) as f64 - (cdf_prefix[split] - cdf_prefix[lo]);
+        let above = (cdf_prefix[hi] - cdf_prefix[split]) - s * (hi - split) as f64;
+        below + above
+    };
+    let end = m - 1;
+    let mut total = 0.0;
+    let mut p = 0.0;
+    let mut pos = 0usize;
+    for &(code, c) in class {
+        let code = code as usize;
+        total += run(pos.min(end), code.min(end), p);
+        p += c as f64 / size;
+        pos = code;
+    }
+    total += run(pos.min(end), end, p);
+    total / (m - 1) as f64
+}
+
+fn class_ranges(offsets: Option<&[u64]>, entries: usize) -> Result<Vec<(usize, usize)>> {
+    let Some(offsets) = offsets else {
+        return Ok((0..entries).map(|e| (e, e + 1)).collect());
+    };
+    if offsets.first().copied().unwrap_or(0) != 0 {
+        return Err(invalid("class offsets must start at 0".to_owned()));
+    }
+    let last = offsets.last().copied().unwrap_or(0);
+    if usize::try_from(last).ok() != Some(entries) {
+        return Err(invalid(format!(
+            "class offsets end at {last} but there are {entries} entries"
+        )));
+    }
+    offsets
+        .windows(2)
+        .map(|w| {
+            if w[1] < w[0] {
+                return Err(invalid(format!(
+                    "class offsets decrease from {} to {}",
+                    w[0], w[1]
+                )));
+            }
+            // Both bounds are <= `entries`, a usize, as checked above and by monotonicity.
+            Ok((
+                usize::try_from(w[0]).unwrap_or(entries),
+                usize::try_from(w[1]).unwrap_or(entries),
+            ))
+        })
+        .collect()
+}
+
+fn check_len(argument: &'static str, got: usize, expected: usize) -> Result<()> {
+    if got == expected {
+        Ok(())
+    } else {
+        Err(KernelError::LengthMismatch {
+            kernel: "class_stats",
+            argument,
+            got,
+            expected,
+        })
+    }
+}
+
+fn invalid(message: String) -> KernelError {
+    KernelError::InvalidArgument {
+        kernel: "class_stats",
+        message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn naive_ordered(p: &[f64], q: &[f64]) -> f64 {
+        let mut acc = 0.0;
+        let mut total = 0.0;
+        for i in 0..p.len() {
+            acc += p[i] - q[i];
+            total += f64::abs(acc);
+        }
+        total / (p.len() - 1) as f64
+    }
+
+    #[test]
+    fn ordered_emd_matches_the_definition() {
+        // Table: codes 0..5 with counts; class holds codes 1 and 3.
+        let global = [3.0, 1.0, 2.0, 2.0, 2.0];
+        let n: f64 = global.iter().sum();
+        let q: Vec<f64> = global.iter().map(|g| g / n).collect();
+        let mut cdf = vec![];
+        let mut a = 0.0;
+        for qi in &q {
+            a += qi;
+            cdf.push(a);
+        }
+        let mut pre = vec![0.0];
+        let mut a = 0.0;
+        for c in &cdf {
+            a += c;
+            pre.push(a);
+        }
+        let class = [(1u32, 1u64), (3, 2)];
+        let p = [0.0, 1.0 / 3.0, 0.0, 2.0 / 3.0, 0.0];
+        let got = ordered_emd(&class, 3.0, &cdf, &pre);
+        assert!((got - naive_ordered(&p, &q)).abs() < 1e-12, "{got}");
+    }
+
+    #[test]
+    fn risks_and_k_without_sensitive() {
+        let s = class_stats(None, &[5, 2, 3], None, None, &StatsOptions::default()).unwrap();
+        assert_eq!((s.k, s.classes, s.rows), (2, 3, 10));
+        assert!((s.prosecutor_max - 0.5).abs() < 1e-12);
+        assert!((s.prosecutor_avg - 0.3).abs() < 1e-12);
+        // classes of size 2 and 3 have risk 0.5 and 0.33 > 0.2: 5 rows of 10.
+        assert!((s.prosecutor_at_risk - 0.5).abs() < 1e-12);
+        assert!(s.l_distinct.is_none());
+    }
+
+    #[test]
+    fn journalist_risk_uses_population_sizes() {
+        let s = class_stats(None, &[2, 3], None, Some(&[4, 30]), &StatsOptions::default())
+            .unwrap();
+        assert_eq!(s.journalist_max, Some(0.25));
+        let avg = (2.0 / 4.0 + 3.0 / 30.0) / 5.0;
+        assert!((s.journalist_avg.unwrap() - avg).abs() < 1e-12);
+        assert_eq!(s.journalist_at_risk, Some(0.4));
+        let err = class_stats(None, &[2, 3], None, Some(&[1, 30]), &StatsOptions::default());
+        assert!(err.unwrap_err().to_string().contains("population must contain"));
+    }
+
+    #[test]
+    fn recursive_cl_matches_hand_computation() {
+        // One class with counts 4, 2, 1 of three values: l = 3 distinct.
+        let opts = StatsOptions {
+            recursive_l: Some(2),
+            recursive_c: Some(1.5),
+            ..StatsOptions::default()
+        };
+        let s = class_stats(Some(&[0, 3]), &[4, 2, 1], Some(&[0, 1, 2]), None, &opts).unwrap();
+        // r1 = 4, tail from l = 2: 2 + 1 = 3; c needed = floor(4/3) + 1 = 2; 4 < 1.5 * 3 holds.
+        assert_eq!(s.recursive_c, Some(2.0));
+        assert_eq!(s.recursive_ok, Some(true));
+        assert_eq!(s.l_distinct, Some(3));
+    }
+
+    #[test]
+    fn bad_offsets_are_rejected() {
+        let opts = StatsOptions::default();
+        assert!(class_stats(Some(&[0, 3]), &[1, 1], None, None, &opts).is_err());
+        assert!(class_stats(Some(&[1, 2]), &[1, 1], None, None, &opts).is_err());
+        assert!(class_stats(Some(&[0, 2, 1, 2]), &[1, 1], None, None, &opts).is_err());
+        assert!(class_stats(None, &[0, 1], None, None, &opts).is_err());
+    }
+}

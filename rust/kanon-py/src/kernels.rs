@@ -1,0 +1,202 @@
+//! One `#[pyfunction]` per kernel: extract, validate, release the GIL, call the core, wrap.
+
+use kanon_core::{ClassStats, Distance, Hierarchy, KernelError, StatsOptions};
+use pyo3::buffer::{Element, PyBuffer};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+use crate::error::to_py;
+
+/// Copy a buffer-protocol object (e.g. ``memoryview(arrow_buffer).cast("I")``) into a Vec.
+fn read<T: Element + Copy>(py: Python<'_>, name: &str, buf: &PyBuffer<T>) -> PyResult<Vec<T>> {
+    buf.to_vec(py)
+        .map_err(|e| PyValueError::new_err(format!("argument '{name}' is not readable: {e}")))
+}
+
+/// Run a kernel with the GIL released and funnel its error into `kanon.exceptions`.
+fn run<T: Send>(
+    py: Python<'_>,
+    kernel: impl FnOnce() -> Result<T, KernelError> + Send,
+) -> PyResult<T> {
+    py.detach(kernel).map_err(|e| to_py(py, &e))
+}
+
+fn le_bytes<'py, T: Copy, const N: usize>(
+    py: Python<'py>,
+    values: &[T],
+    to: impl Fn(T) -> [u8; N],
+) -> Bound<'py, PyBytes> {
+    let bytes: Vec<u8> = values.iter().flat_map(|&v| to(v)).collect();
+    PyBytes::new(py, &bytes)
+}
+
+/// Compute privacy statistics of a partition given as a histogram of entries.
+///
+/// Args:
+///     counts: buffer of uint64, rows per entry.
+///     offsets: buffer of uint64 (classes + 1 values) delimiting each class's entries,
+///         or None for one entry per class.
+///     sensitive: buffer of uint32 sensitive-value codes per entry (value order), or None.
+///     population: buffer of uint64 population class sizes per class, or None.
+///     ordered: use the ordered ground distance for t-closeness (else equal distance).
+///     recursive_l: l of recursive (c,l)-diversity (None: the distinct l).
+///     recursive_c: c of recursive (c,l)-diversity to test, or None.
+///     risk_threshold: records with a risk above this count as at risk.
+///
+/// Returns:
+///     dict with k, classes, rows, l_distinct, l_entropy, recursive_l, recursive_c,
+///     recursive_ok, t, prosecutor_max, prosecutor_avg, prosecutor_at_risk, marketer,
+///     journalist_max, journalist_avg, journalist_at_risk.
+///
+/// Raises:
+///     InvalidInputError: inconsistent inputs.
+#[pyfunction]
+#[pyo3(signature = (counts, offsets=None, sensitive=None, population=None, ordered=false,
+                    recursive_l=None, recursive_c=None, risk_threshold=0.2))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn class_stats<'py>(
+    py: Python<'py>,
+    counts: PyBuffer<u64>,
+    offsets: Option<PyBuffer<u64>>,
+    sensitive: Option<PyBuffer<u32>>,
+    population: Option<PyBuffer<u64>>,
+    ordered: bool,
+    recursive_l: Option<u64>,
+    recursive_c: Option<f64>,
+    risk_threshold: f64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let counts = read(py, "counts", &counts)?;
+    let offsets = offsets.map(|b| read(py, "offsets", &b)).transpose()?;
+    let sensitive = sensitive.map(|b| read(py, "sensitive", &b)).transpose()?;
+    let population = population.map(|b| read(py, "population", &b)).transpose()?;
+    let options = StatsOptions {
+        distance: if ordered {
+            Distance::Ordered
+        } else {
+            Distance::Equal
+        },
+        recursive_l,
+        recursive_c,
+        risk_threshold,
+    };
+    let s: ClassStats = run(py, || {
+        kanon_core::class_stats(
+            offsets.as_deref(),
+            &counts,
+            sensitive.as_deref(),
+            population.as_deref(),
+            &options,
+        )
+    })?;
+    let d = PyDict::new(py);
+    d.set_item("k", s.k)?;
+    d.set_item("classes", s.classes)?;
+    d.set_item("rows", s.rows)?;
+    d.set_item("l_distinct", s.l_distinct)?;
+    d.set_item("l_entropy", s.l_entropy)?;
+    d.set_item("recursive_l", s.recursive_l)?;
+    d.set_item("recursive_c", s.recursive_c)?;
+    d.set_item("recursive_ok", s.recursive_ok)?;
+    d.set_item("t", s.t)?;
+    d.set_item("prosecutor_max", s.prosecutor_max)?;
+    d.set_item("prosecutor_avg", s.prosecutor_avg)?;
+    d.set_item("prosecutor_at_risk", s.prosecutor_at_risk)?;
+    d.set_item("marketer", s.marketer)?;
+    d.set_item("journalist_max", s.journalist_max)?;
+    d.set_item("journalist_avg", s.journalist_avg)?;
+    d.set_item("journalist_at_risk", s.journalist_at_risk)?;
+    Ok(d)
+}
+
+/// Dictionary-encode strings to dense codes in value order (None sorts first).
+///
+/// Args:
+///     values: list of str or None.
+///
+/// Returns:
+///     (codes, first_row): codes as little-endian uint32 bytes, and for each code the
+///     index of its first occurrence.
+#[pyfunction]
+pub(crate) fn encode_strings(
+    py: Python<'_>,
+    values: Vec<Option<String>>,
+) -> PyResult<(Bound<'_, PyBytes>, Vec<usize>)> {
+    let dict = run(py, || kanon_core::encode(&values))?;
+    Ok((le_bytes(py, &dict.codes, u32::to_le_bytes), dict.first_row))
+}
+
+/// Check that a hierarchy given as one code array per level is nested with one root.
+///
+/// Args:
+///     levels: list of uint32 buffers; ``levels[l][row]`` is the dense code of the row's
+///         label at level l; level 0 lists every leaf once.
+///
+/// Returns:
+///     Number of levels above the leaves.
+///
+/// Raises:
+///     HierarchyError: a label with two parents (names the level and row) or two roots.
+///     InvalidInputError: malformed codes.
+#[pyfunction]
+pub(crate) fn validate_hierarchy(py: Python<'_>, levels: Vec<PyBuffer<u32>>) -> PyResult<usize> {
+    let levels: Vec<Vec<u32>> = levels
+        .iter()
+        .map(|b| read(py, "levels", b))
+        .collect::<PyResult<_>>()?;
+    let h = run(py, || {
+        let views: Vec<&[u32]> = levels.iter().map(Vec::as_slice).collect();
+        Hierarchy::try_from_levels(&views)
+    })?;
+    Ok(h.height())
+}
+
+/// Partition rows into equivalence classes of their generalized quasi-identifiers.
+///
+/// Args:
+///     columns: one uint32 buffer of leaf codes per quasi-identifier.
+///     hierarchies: per column, its hierarchy as a list of uint32 level-code buffers
+///         (see ``validate_hierarchy``).
+///     levels: the level each column is generalized to.
+///     weights: optional uint64 buffer of row multiplicities.
+///
+/// Returns:
+///     (class_of_row, sizes): little-endian uint32 and uint64 bytes.
+///
+/// Raises:
+///     HierarchyError, InvalidInputError: unusable hierarchies or inconsistent inputs.
+#[pyfunction]
+#[pyo3(signature = (columns, hierarchies, levels, weights=None))]
+pub(crate) fn groupify<'py>(
+    py: Python<'py>,
+    columns: Vec<PyBuffer<u32>>,
+    hierarchies: Vec<Vec<PyBuffer<u32>>>,
+    levels: Vec<usize>,
+    weights: Option<PyBuffer<u64>>,
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    let columns: Vec<Vec<u32>> = columns
+        .iter()
+        .map(|b| read(py, "columns", b))
+        .collect::<PyResult<_>>()?;
+    let hierarchies: Vec<Vec<Vec<u32>>> = hierarchies
+        .iter()
+        .map(|h| h.iter().map(|b| read(py, "hierarchies", b)).collect())
+        .collect::<PyResult<_>>()?;
+    let weights = weights.map(|b| read(py, "weights", &b)).transpose()?;
+    let classes = run(py, || {
+        let built: Vec<Hierarchy> = hierarchies
+            .iter()
+            .map(|h| {
+                let views: Vec<&[u32]> = h.iter().map(Vec::as_slice).collect();
+                Hierarchy::try_from_levels(&views)
+            })
+            .collect::<Result<_, _>>()?;
+        let refs: Vec<&Hierarchy> = built.iter().collect();
+        let cols: Vec<&[u32]> = columns.iter().map(Vec::as_slice).collect();
+        kanon_core::groupify(&cols, &refs, &levels, weights.as_deref())
+    })?;
+    Ok((
+        le_bytes(py, &classes.class_of_row, u32::to_le_bytes),
+        le_bytes(py, &classes.sizes, u64::to_le_bytes),
+    ))
+}

@@ -1,0 +1,24 @@
+//! The SQL bundle (`sql/*.sql`), embedded at build time so SQL and kernels ship together.
+
+use pyo3::prelude::*;
+
+const BUNDLE: &[(&str, &str)] = &[
+    (
+        "010_kanon_config.sql",
+        include_str!("../../../sql/010_kanon_config.sql"),
+    ),
+    (
+        "200_kanon_check.sql",
+        include_str!("../../../sql/200_kanon_check.sql"),
+    ),
+    (
+        "210_kanon_classes.sql",
+        include_str!("../../../sql/210_kanon_classes.sql"),
+    ),
+];
+
+/// Return the embedded SQL files as ``[(file name, text), ...]`` in load order.
+#[pyfunction]
+pub(crate) fn sql_bundle() -> Vec<(&'static str, &'static str)> {
+    BUNDLE.to_vec()
+}

@@ -1,0 +1,27 @@
+-- kanon_check: measure how anonymous a table is; returns one row.
+-- Parameters: tbl VARCHAR (table or view name); qi VARCHAR[] (default: the table's
+--   configured QIs); sensitive VARCHAR (default: the configured sensitive column, if one);
+--   population VARCHAR (table for journalist risk); t_distance VARCHAR ('equal' |
+--   'ordered', default by type); recursive_l BIGINT, recursive_c DOUBLE (recursive
+--   (c,l)-diversity); risk_threshold DOUBLE (default 0.2).
+-- Output: k, classes, rows, l_distinct, l_entropy, recursive_l, recursive_c, recursive_ok,
+--   t, prosecutor_max, prosecutor_avg, prosecutor_at_risk, marketer, journalist_max,
+--   journalist_avg, journalist_at_risk.
+-- Depends on: kanon_plan_check (planner UDF), kanon_class_stats (kernel UDF).
+-- Example: SELECT * FROM kanon_check('patients', qi := ['age', 'zip'], sensitive := 'disease');
+CREATE OR REPLACE TEMP MACRO kanon_check(
+    tbl,
+    qi := CAST([] AS VARCHAR []),
+    sensitive := CAST(NULL AS VARCHAR),
+    population := CAST(NULL AS VARCHAR),
+    t_distance := CAST(NULL AS VARCHAR),
+    recursive_l := CAST(NULL AS BIGINT),
+    recursive_c := CAST(NULL AS DOUBLE),
+    risk_threshold := 0.2
+) AS TABLE
+SELECT *
+FROM query(
+    kanon_plan_check(
+        tbl, qi, sensitive, population, t_distance, recursive_l, recursive_c, risk_threshold
+    )
+);
