@@ -9,10 +9,19 @@ Quick start::
 
 from __future__ import annotations
 
-from kanon import exceptions
+from kanon import exceptions, hierarchy
 from kanon._check import CheckReport, check, classes
 from kanon._config import configure
 from kanon._core import __version__
 from kanon._install import install
 
-__all__ = ["CheckReport", "__version__", "check", "classes", "configure", "exceptions", "install"]
+__all__ = [
+    "CheckReport",
+    "__version__",
+    "check",
+    "classes",
+    "configure",
+    "exceptions",
+    "hierarchy",
+    "install",
+]

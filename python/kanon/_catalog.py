@@ -11,7 +11,14 @@ from kanon.exceptions import ConfigError
 if TYPE_CHECKING:
     import duckdb
 
-__all__ = ["Column", "Table", "configured", "resolve_columns", "resolve_table"]
+__all__ = [
+    "Column",
+    "Table",
+    "configured",
+    "has_default_generalizer",
+    "resolve_columns",
+    "resolve_table",
+]
 
 NUMERIC_TYPES = (
     "TINYINT",
@@ -106,6 +113,16 @@ def resolve_table(con: duckdb.DuckDBPyConnection, name: str) -> Table:
     return Table(table, database, schema, cols)
 
 
+def has_default_generalizer(column: Column) -> bool:
+    """Whether a QI of this type can be generalized without a hierarchy table.
+
+    Numbers (interval splits), dates and times (calendar levels), text and booleans
+    (suppression) can; nested types (lists, structs, maps), blobs and the like cannot.
+    """
+    base = column.type.split("(")[0]
+    return base in NUMERIC_TYPES or base in ("VARCHAR", "BOOLEAN", "UUID", "ENUM")
+
+
 def configured(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str, str | None]]:
     """Return ``(column, role, hierarchy)`` rows configured for ``table`` (empty if none)."""
     exists = con.execute(
@@ -118,7 +135,7 @@ def configured(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, st
         (c, r, h)
         for c, r, h in con.execute(
             "SELECT column_name, role, hierarchy FROM kanon_columns WHERE table_name = ? "
-            "ORDER BY priority DESC, column_name",
+            "ORDER BY priority DESC, rowid",
             [table],
         ).fetchall()
     ]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kanon._catalog import resolve_columns, resolve_table
+from kanon import hierarchy
+from kanon._catalog import has_default_generalizer, resolve_columns, resolve_table
 from kanon._install import install
 from kanon.exceptions import ConfigError
 
@@ -40,7 +41,10 @@ def configure(
         priorities: per-QI priority (higher = generalized later).
 
     Raises:
-        ConfigError: unknown table, column or hierarchy, a column given two roles, a
+        HierarchyError: a hierarchy misses a value of its column, is not nested or has
+            more than one root.
+        ConfigError: unknown table, column or hierarchy, a QI whose type has no default
+            generalizer and no hierarchy, a column given two roles, a
             weight or priority for a column that is not a QI, a non-positive weight.
 
     Examples:
@@ -67,8 +71,17 @@ def configure(
             roles[col.name] = role
     canonical = {n: resolved.column(n).name for n in qi_map}
     hierarchies = {canonical[n]: h for n, h in qi_map.items()}
-    for h in {h for h in hierarchies.values() if h is not None}:
-        resolve_table(con, h)  # raises ConfigError naming an unknown hierarchy
+    for column, h in hierarchies.items():
+        if h is None:
+            if not has_default_generalizer(resolved.column(column)):
+                msg = (
+                    f"quasi-identifier {column!r} of table {resolved.name!r} has type "
+                    f"{resolved.column(column).type}, which has no default generalizer; "
+                    "attach a hierarchy table: qi={column: 'hierarchy_table'}"
+                )
+                raise ConfigError(msg)
+        else:
+            hierarchy.validate(con, h, table=resolved.name, column=column)
     extras: dict[str, dict[str, float] | dict[str, int]] = {
         "weights": weights or {},
         "priorities": priorities or {},
