@@ -36,7 +36,7 @@ def test_encode_strings_orders_codes_by_value() -> None:
 
 def test_validate_hierarchy_and_its_errors() -> None:
     assert _core.validate_hierarchy([u32([0, 1, 2]), u32([0, 0, 1]), u32([0, 0, 0])]) == 2
-    with pytest.raises(HierarchyError, match="not nested.*level 1"):
+    with pytest.raises(HierarchyError, match=r"not nested.*level 1"):
         _core.validate_hierarchy([u32([0, 1, 2]), u32([0, 0, 1]), u32([0, 1, 1])])
     with pytest.raises(HierarchyError, match="exactly one root"):
         _core.validate_hierarchy([u32([0, 1]), u32([0, 1])])
@@ -61,5 +61,5 @@ def test_groupify_generalizes_through_hierarchies() -> None:
 def test_class_stats_errors_map_to_kanon_exceptions() -> None:
     with pytest.raises(InvalidInputError, match="class_stats: class offsets end at 3"):
         _core.class_stats(u64([1, 2]), offsets=u64([0, 3]))
-    with pytest.raises(InvalidInputError, match="LengthMismatch|has 1 entries"):
+    with pytest.raises(InvalidInputError, match="has 1 entries"):
         _core.class_stats(u64([1, 2]), sensitive=u32([0]))

@@ -57,9 +57,9 @@ impl Hierarchy {
         }
         let mut row_of_leaf = vec![usize::MAX; n];
         for (row, &leaf) in leaf_codes.iter().enumerate() {
-            let slot = row_of_leaf
-                .get_mut(leaf as usize)
-                .ok_or_else(|| invalid(format!("leaf code {leaf} at row {row} is not below {n}")))?;
+            let slot = row_of_leaf.get_mut(leaf as usize).ok_or_else(|| {
+                invalid(format!("leaf code {leaf} at row {row} is not below {n}"))
+            })?;
             if *slot != usize::MAX {
                 return Err(invalid(format!(
                     "leaf code {leaf} is listed twice (rows {} and {row})",
@@ -71,6 +71,13 @@ impl Hierarchy {
         let mut ancestors = Vec::with_capacity(levels.len());
         let mut widths = Vec::with_capacity(levels.len());
         for (level, column) in levels.iter().enumerate() {
+            // Dense codes of n rows are all below n: a larger code is an error, not a
+            // reason to allocate (or to overflow computing max + 1).
+            if let Some(&big) = column.iter().find(|&&c| c as usize >= n) {
+                return Err(invalid(format!(
+                    "codes of level {level} are not dense: code {big} is not below {n}"
+                )));
+            }
             let width = column.iter().max().map_or(0, |&m| m + 1);
             let mut used = vec![false; width as usize];
             for &code in *column {
@@ -81,7 +88,12 @@ impl Hierarchy {
                     "codes of level {level} are not dense: code {gap} is unused"
                 )));
             }
-            ancestors.push(row_of_leaf.iter().map(|&row| column[row]).collect::<Vec<u32>>());
+            ancestors.push(
+                row_of_leaf
+                    .iter()
+                    .map(|&row| column[row])
+                    .collect::<Vec<u32>>(),
+            );
             widths.push(width);
         }
         for level in 0..levels.len() - 1 {

@@ -52,7 +52,7 @@ pub struct ClassStats {
     /// The l used for recursive (c,l)-diversity.
     pub recursive_l: Option<u64>,
     /// Smallest integer c for which recursive (c,l)-diversity holds (`inf` if a class
-    /// has fewer than l distinct values); `None` when l < 2.
+    /// has fewer than l distinct values); `None` when l = 0 (an empty table).
     pub recursive_c: Option<f64>,
     /// Whether recursive (c,l)-diversity holds for the c that was asked for.
     pub recursive_ok: Option<bool>,
@@ -220,7 +220,12 @@ fn sensitive_stats(
     let mut per_class_counts: Vec<Vec<u64>> = Vec::with_capacity(ranges.len());
     for &(lo, hi) in ranges {
         class.clear();
-        class.extend(codes[lo..hi].iter().copied().zip(counts[lo..hi].iter().copied()));
+        class.extend(
+            codes[lo..hi]
+                .iter()
+                .copied()
+                .zip(counts[lo..hi].iter().copied()),
+        );
         class.sort_unstable_by_key(|&(code, _)| code);
         class.dedup_by(|next, kept| {
             if next.0 == kept.0 {
@@ -257,7 +262,7 @@ fn sensitive_stats(
     out.t = Some(t);
     let l = options.recursive_l.unwrap_or(l_distinct);
     out.recursive_l = Some(l);
-    if l >= 2 {
+    if l >= 1 {
         let l_idx = usize::try_from(l - 1).unwrap_or(usize::MAX);
         let mut c_needed: f64 = 1.0;
         let mut ok = true;
@@ -275,8 +280,6 @@ fn sensitive_stats(
         }
         out.recursive_c = Some(c_needed);
         out.recursive_ok = options.recursive_c.map(|_| ok);
-    } else {
-        out.recursive_ok = options.recursive_c.map(|_| false);
     }
     Ok(())
 }
@@ -423,14 +426,29 @@ mod tests {
 
     #[test]
     fn journalist_risk_uses_population_sizes() {
-        let s = class_stats(None, &[2, 3], None, Some(&[4, 30]), &StatsOptions::default())
-            .unwrap();
+        let s = class_stats(
+            None,
+            &[2, 3],
+            None,
+            Some(&[4, 30]),
+            &StatsOptions::default(),
+        )
+        .unwrap();
         assert_eq!(s.journalist_max, Some(0.25));
         let avg = (2.0 / 4.0 + 3.0 / 30.0) / 5.0;
         assert!((s.journalist_avg.unwrap() - avg).abs() < 1e-12);
         assert_eq!(s.journalist_at_risk, Some(0.4));
-        let err = class_stats(None, &[2, 3], None, Some(&[1, 30]), &StatsOptions::default());
-        assert!(err.unwrap_err().to_string().contains("population must contain"));
+        let err = class_stats(
+            None,
+            &[2, 3],
+            None,
+            Some(&[1, 30]),
+            &StatsOptions::default(),
+        );
+        assert!(err
+            .unwrap_err()
+            .to_string()
+            .contains("population must contain"));
     }
 
     #[test]
