@@ -20,26 +20,17 @@ __all__ = [
     "resolve_table",
 ]
 
-NUMERIC_TYPES = (
-    "TINYINT",
-    "SMALLINT",
-    "INTEGER",
-    "BIGINT",
-    "HUGEINT",
-    "UTINYINT",
-    "USMALLINT",
-    "UINTEGER",
-    "UBIGINT",
-    "UHUGEINT",
-    "FLOAT",
-    "DOUBLE",
-    "DECIMAL",
-    "DATE",
-    "TIME",
-    "TIMESTAMP",
-    "TIMESTAMP WITH TIME ZONE",
-    "INTERVAL",
+INT_TYPES = frozenset(
+    {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT"}
+    | {"UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT"}
 )
+FLOAT_TYPES = frozenset({"FLOAT", "DOUBLE"})
+DATE_TYPES = frozenset(
+    {"DATE", "TIMESTAMP", "TIMESTAMP_S", "TIMESTAMP_MS", "TIMESTAMP_NS"}
+    | {"TIMESTAMP WITH TIME ZONE"}
+)
+#: Types whose values have a natural numeric or temporal order.
+NUMERIC_TYPES = INT_TYPES | FLOAT_TYPES | DATE_TYPES | {"UHUGEINT", "DECIMAL", "TIME", "INTERVAL"}
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
+from kanon._catalog import DATE_TYPES, FLOAT_TYPES, INT_TYPES
 from kanon._sql import ident, literal
 from kanon.exceptions import ConfigError, HierarchyError, InvalidInputError
 
@@ -71,31 +72,6 @@ _MAX_SPLIT_LEVELS = 64
 _SHOWN = 5
 # Go's strings.Fields: Unicode white space (RE2 syntax; \s alone is ASCII only).
 _WORD_SEPARATORS = r"[\t\n\v\f\r \x{85}\p{Z}]+"
-
-_INT_TYPES = frozenset(
-    {
-        "TINYINT",
-        "SMALLINT",
-        "INTEGER",
-        "BIGINT",
-        "HUGEINT",
-        "UTINYINT",
-        "USMALLINT",
-        "UINTEGER",
-        "UBIGINT",
-    }
-)
-_FLOAT_TYPES = frozenset({"FLOAT", "DOUBLE"})
-_DATE_TYPES = frozenset(
-    {
-        "DATE",
-        "TIMESTAMP",
-        "TIMESTAMP_S",
-        "TIMESTAMP_MS",
-        "TIMESTAMP_NS",
-        "TIMESTAMP WITH TIME ZONE",
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -182,14 +158,14 @@ def _text(expr: str, typ: str) -> str:
     Floating-point values get ``+ 0`` first so that ``-0.0`` reads as ``0.0``: DuckDB
     groups and joins the two as one value, so a hierarchy can hold only one of them.
     """
-    if typ in _FLOAT_TYPES:
+    if typ in FLOAT_TYPES:
         return f"CAST(({expr}) + CAST(0 AS {typ}) AS VARCHAR)"
     return f"CAST(({expr}) AS VARCHAR)"
 
 
 def _leaf(col_sql: str, typ: str) -> str:
     """SQL for a leaf value: the column itself (negative zero folded into zero)."""
-    if typ in _FLOAT_TYPES:
+    if typ in FLOAT_TYPES:
         return f"({col_sql} + CAST(0 AS {typ}))"
     return col_sql
 
@@ -462,7 +438,7 @@ def dates(con: duckdb.DuckDBPyConnection, name: str, *, table: str, column: str)
             ``infinity``, or has no non-NULL value.
     """
     col, typ = _source_column(con, table, column)
-    if typ not in _DATE_TYPES:
+    if typ not in DATE_TYPES:
         msg = f"dates() needs a DATE or TIMESTAMP column; {col!r} of table {table!r} is {typ}"
         raise InvalidInputError(msg)
     col, typ, _ = _prepare(con, name, table, column)
@@ -645,8 +621,8 @@ def intervals(
         msg = "fanout applies to fixed-width intervals only; pass width= or leave fanout at 2"
         raise InvalidInputError(msg)
     col, typ = _source_column(con, table, column)
-    is_int = typ in _INT_TYPES
-    if not (is_int or typ in _FLOAT_TYPES or typ.startswith("DECIMAL")):
+    is_int = typ in INT_TYPES
+    if not (is_int or typ in FLOAT_TYPES or typ.startswith("DECIMAL")):
         msg = f"intervals() needs a numeric column; {col!r} of table {table!r} is {typ}"
         raise InvalidInputError(msg)
     col, typ, _ = _prepare(con, name, table, column)
