@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from kanon import hierarchy
@@ -627,8 +627,10 @@ def test_prop_int_binary_with_bounds(values: list[int | None], lo: int, hi: int)
 
 @SETTINGS
 @given(values=floats.filter(present), width=st.floats(0.01, 5000.0))
+@example(values=[-0.0], width=1.0)
 def test_prop_float_builders(values: list[float | None], width: float) -> None:
-    present_values = sorted({v for v in values if v is not None})
+    # The builders store -0.0 as 0.0 (DuckDB groups and joins them as one value).
+    present_values = sorted({v + 0.0 for v in values if v is not None})
     with fresh() as con:
         make_table(con, values, "DOUBLE")
         got = check_hierarchy(con, intervals(con, "h", table="t", column="x"), values)
