@@ -1,0 +1,86 @@
+"""The command line: ``kanon check FILE`` on CSV and Parquet, ``kanon demo``."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import duckdb
+import pytest
+
+from kanon.cli import main
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+ROWS = "(34, '53711', 'F', 'flu'), (34, '53711', 'F', 'hiv'), (35, '53711', 'M', 'flu')"
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    out = {"csv": tmp_path / "people.csv", "parquet": tmp_path / "people.parquet"}
+    with duckdb.connect() as con:
+        con.execute(f"CREATE TABLE p AS SELECT * FROM (VALUES {ROWS}) AS v(age, zip, sex, dx)")
+        con.execute(f"COPY p TO '{out['csv']}' (HEADER, DELIMITER ';')")
+        con.execute(f"COPY p TO '{out['parquet']}' (FORMAT parquet)")
+    return out
+
+
+@pytest.mark.parametrize("kind", ["csv", "parquet"])
+def test_check_prints_a_readable_report(
+    files: dict[str, Path], kind: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["check", str(files[kind]), "--qi", "age,zip", "--sensitive", "dx"]) == 0
+    out = capsys.readouterr().out
+    assert "k (smallest class)                   1" in out
+    assert "l-diversity (distinct)               1" in out
+    assert "class sizes:" in out
+
+
+def test_check_json_with_population(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = [
+        "check",
+        str(files["csv"]),
+        "--qi",
+        "zip",
+        "--sensitive",
+        "dx",
+        "--population",
+        str(files["parquet"]),
+        "--delimiter",
+        ";",
+        "--json",
+    ]
+    assert main(args) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["k"], report["l_distinct"], report["journalist_max"]) == (3, 2, 1 / 3)
+    assert report["qi"] == ["zip"]
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["--qi", "nope"], "has no column 'nope'"),
+        (["--qi", "age", "--sensitive", "age"], "both a quasi-identifier"),
+        (["--qi", "age", "--risk-threshold", "2"], "risk_threshold"),
+    ],
+)
+def test_check_errors_exit_2(
+    files: dict[str, Path], args: list[str], fragment: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["check", str(files["csv"]), *args]) == 2
+    assert fragment in capsys.readouterr().err
+
+
+def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", str(tmp_path / "ghost.csv"), "--qi", "a"]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_demo_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--rows", "3000", "--seed", "7"]) == 0
+    out = capsys.readouterr().out
+    assert "== the table as it is ==" in out
+    assert "generalized through the hierarchy tables" in out
