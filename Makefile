@@ -7,11 +7,13 @@ PYTHON ?= python3
 dev:
 	$(PYTHON) -m pip install -q -e '.[test]'
 
-lint:
+lint: dev
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	$(PYTHON) -m ruff check .
 	$(PYTHON) -m ruff format --check .
+	$(PYTHON) -m mypy
+	$(PYTHON) -m mypy.stubtest kanon._core
 
 test-rust:
 	cargo test -p kanon-core

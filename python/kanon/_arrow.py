@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -9,7 +11,7 @@ from kanon.exceptions import InvalidInputError
 
 __all__ = ["buffer", "from_bytes"]
 
-_FORMATS = {pa.uint32(): "I", pa.uint64(): "Q"}
+_FORMATS: dict[pa.DataType, Literal["I", "Q"]] = {pa.uint32(): "I", pa.uint64(): "Q"}
 
 
 def buffer(arr: pa.Array | pa.ChunkedArray, typ: pa.DataType, name: str) -> memoryview:

@@ -1,26 +1,35 @@
 # Hand-written stub of the compiled module kanon._core (rust/kanon-py).
-from typing import Any
+from typing import Any, TypeAlias
 
-Buffer = memoryview | bytes
+_Buffer: TypeAlias = memoryview | bytes
+
+__all__ = [
+    "__version__",
+    "class_stats",
+    "encode_strings",
+    "groupify",
+    "sql_bundle",
+    "validate_hierarchy",
+]
 
 __version__: str
 
 def class_stats(
-    counts: Buffer,
-    offsets: Buffer | None = None,
-    sensitive: Buffer | None = None,
-    population: Buffer | None = None,
+    counts: _Buffer,
+    offsets: _Buffer | None = None,
+    sensitive: _Buffer | None = None,
+    population: _Buffer | None = None,
     ordered: bool = False,
     recursive_l: int | None = None,
     recursive_c: float | None = None,
     risk_threshold: float = 0.2,
 ) -> dict[str, Any]: ...
 def encode_strings(values: list[str | None]) -> tuple[bytes, list[int]]: ...
-def validate_hierarchy(levels: list[Buffer]) -> int: ...
+def validate_hierarchy(levels: list[_Buffer]) -> int: ...
 def groupify(
-    columns: list[Buffer],
-    hierarchies: list[list[Buffer]],
+    columns: list[_Buffer],
+    hierarchies: list[list[_Buffer]],
     levels: list[int],
-    weights: Buffer | None = None,
+    weights: _Buffer | None = None,
 ) -> tuple[bytes, bytes]: ...
 def sql_bundle() -> list[tuple[str, str]]: ...

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+from typing import TYPE_CHECKING, Any
 
 import duckdb
+from duckdb import func
 
 from kanon import _core
 from kanon._plan import CheckOptions, plan_check, plan_classes
 from kanon._udf import CLASSES_SQL_TYPE, STATS_SQL_TYPE, class_stats
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = ["install", "install_kernels", "sql_bundle"]
 
@@ -19,11 +24,26 @@ def sql_bundle() -> list[tuple[str, str]]:
 
 
 def _replace_function(
-    con: duckdb.DuckDBPyConnection, name: str, *args: object, **kw: object
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    function: Callable[..., Any],
+    parameters: list[str],
+    return_type: str,
+    *,
+    arrow: bool = False,
 ) -> None:
+    """(Re-)register a side-effect-free UDF that receives NULLs itself."""
     with contextlib.suppress(duckdb.InvalidInputException):  # not registered yet
         con.remove_function(name)
-    con.create_function(name, *args, **kw)  # type: ignore[arg-type]
+    con.create_function(
+        name,
+        function,
+        list(parameters),
+        return_type,
+        type=func.ARROW if arrow else func.NATIVE,
+        null_handling=func.SPECIAL,
+        side_effects=False,
+    )
 
 
 def install_kernels(con: duckdb.DuckDBPyConnection) -> None:
@@ -34,9 +54,7 @@ def install_kernels(con: duckdb.DuckDBPyConnection) -> None:
         class_stats,
         [CLASSES_SQL_TYPE, "VARCHAR"],
         STATS_SQL_TYPE,
-        type="arrow",
-        null_handling="special",
-        side_effects=False,
+        arrow=True,
     )
 
 
@@ -94,8 +112,6 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         plan_check_udf,
         ["VARCHAR", "VARCHAR[]", "VARCHAR", "VARCHAR", "VARCHAR", "BIGINT", "DOUBLE", "DOUBLE"],
         "VARCHAR",
-        null_handling="special",
-        side_effects=False,
     )
     _replace_function(
         con,
@@ -103,8 +119,6 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         plan_classes_udf,
         ["VARCHAR", "VARCHAR[]"],
         "VARCHAR",
-        null_handling="special",
-        side_effects=False,
     )
     for _name, text in sql_bundle():
         con.execute(text)
