@@ -18,8 +18,9 @@ lint: dev
 test-rust:
 	cargo test -p kanon-core
 
+# pytest exits 5 when it collects nothing: that is not a failure of the code under test.
 test-python:
-	$(PYTHON) -m pytest
+	$(PYTHON) -m pytest || [ $$? -eq 5 ]
 
 test: dev lint test-rust test-python
 
