@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+
+import duckdb
 
 from kanon._sql import ident
 from kanon.exceptions import ConfigError
-
-if TYPE_CHECKING:
-    import duckdb
 
 __all__ = [
     "Column",
@@ -51,14 +49,8 @@ class Table:
     """A table or view found in the catalog, with its columns in order."""
 
     name: str
-    database: str
-    schema: str
+    sql: str  # the quoted name to use in generated SQL
     columns: tuple[Column, ...]
-
-    @property
-    def sql(self) -> str:
-        """The quoted, fully qualified name."""
-        return f"{ident(self.database)}.{ident(self.schema)}.{ident(self.name)}"
 
     def column(self, name: str) -> Column:
         """Return the column called ``name`` (exact match first, then case-insensitive)."""
@@ -74,34 +66,25 @@ class Table:
 
 
 def resolve_table(con: duckdb.DuckDBPyConnection, name: str) -> Table:
-    """Find table or view ``name`` (optionally ``schema.name``) in the current database."""
+    """Find table or view ``name`` (or ``schema.name``) as DuckDB itself resolves it.
+
+    One ``DESCRIBE`` of the quoted name: temporary objects shadow persistent ones and the
+    search path applies, exactly as when the generated SQL runs.
+    """
     if not isinstance(name, str) or name == "":
         msg = f"a table name must be a non-empty string, got {name!r}"
         raise ConfigError(msg)
-    rows = con.execute(
-        """
-        SELECT database_name, schema_name, table_name FROM duckdb_tables()
-        WHERE database_name IN (current_database(), 'temp')
-        UNION ALL
-        SELECT database_name, schema_name, view_name FROM duckdb_views()
-        WHERE database_name IN (current_database(), 'temp') AND NOT internal
-        """
-    ).fetchall()
-    candidates = [r for r in rows if r[2] == name]
-    if not candidates and "." in name:
-        schema, _, table = name.partition(".")
-        candidates = [r for r in rows if r[1] == schema and r[2] == table]
-    if not candidates:
-        candidates = [r for r in rows if r[2].lower() == name.lower()]
-    if not candidates:
-        msg = f"unknown table {name!r}: no table or view of that name exists"
-        raise ConfigError(msg)
-    # Temporary objects shadow persistent ones, as in DuckDB's own name resolution.
-    database, schema, table = min(candidates, key=lambda r: (r[0] != "temp", r[1] != "main", r))
-    qualified = f"{ident(database)}.{ident(schema)}.{ident(table)}"
-    described = con.execute(f"DESCRIBE SELECT * FROM {qualified}").fetchall()
-    cols = tuple(Column(r[0], r[1]) for r in described)
-    return Table(table, database, schema, cols)
+    candidates = [ident(name)]
+    if "." in name:
+        candidates.append(".".join(ident(part) for part in name.split(".", 1)))
+    for sql in candidates:
+        try:
+            described = con.execute(f"DESCRIBE SELECT * FROM {sql}").fetchall()
+        except duckdb.CatalogException:
+            continue
+        return Table(name, sql, tuple(Column(r[0], r[1]) for r in described))
+    msg = f"unknown table {name!r}: no table or view of that name exists"
+    raise ConfigError(msg)
 
 
 def has_default_generalizer(column: Column) -> bool:
@@ -115,21 +98,19 @@ def has_default_generalizer(column: Column) -> bool:
 
 
 def configured(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str, str | None]]:
-    """Return ``(column, role, hierarchy)`` rows configured for ``table`` (empty if none)."""
-    exists = con.execute(
-        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'kanon_columns' "
-        "AND database_name = current_database()"
-    ).fetchone()
-    if not exists or exists[0] == 0:
-        return []
-    return [
-        (c, r, h)
-        for c, r, h in con.execute(
-            "SELECT column_name, role, hierarchy FROM kanon_columns WHERE table_name = ? "
-            "ORDER BY priority DESC, rowid",
+    """Return ``(column, role, hierarchy)`` rows configured for ``table`` (empty if none).
+
+    Table names compare case-insensitively, as DuckDB's catalog does.
+    """
+    try:
+        rows = con.execute(
+            "SELECT column_name, role, hierarchy FROM kanon_columns "
+            "WHERE lower(table_name) = lower(?) ORDER BY priority DESC, rowid",
             [table],
         ).fetchall()
-    ]
+    except duckdb.CatalogException:  # kanon.install has not run on this database
+        return []
+    return [(c, r, h) for c, r, h in rows]
 
 
 def resolve_columns(table: Table, names: list[str], what: str) -> list[Column]:

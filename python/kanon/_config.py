@@ -110,7 +110,7 @@ def configure(
     ]
     con.execute("BEGIN TRANSACTION")
     try:
-        con.execute("DELETE FROM kanon_columns WHERE table_name = ?", [resolved.name])
+        con.execute("DELETE FROM kanon_columns WHERE lower(table_name) = lower(?)", [resolved.name])
         if rows:
             con.executemany("INSERT INTO kanon_columns VALUES (?, ?, ?, ?, ?, ?)", rows)
         con.execute("COMMIT")
