@@ -62,11 +62,12 @@ class CheckPlan:
     sensitive: str | None
 
 
-def quasi_identifiers(
-    con: duckdb.DuckDBPyConnection, table: Table, qi: tuple[str, ...]
-) -> list[Column]:
+Config = list[tuple[str, str, str | None]]
+
+
+def quasi_identifiers(table: Table, qi: tuple[str, ...], config: Config) -> list[Column]:
     """The QIs given, else those configured for ``table``; never empty."""
-    names = list(qi) or [c for c, role, _ in configured(con, table.name) if role == "qi"]
+    names = list(qi) or [c for c, role, _ in config if role == "qi"]
     if not names:
         msg = (
             f"no quasi-identifiers for table {table.name!r}: pass qi := [...] or configure "
@@ -77,11 +78,11 @@ def quasi_identifiers(
 
 
 def sensitive_column(
-    con: duckdb.DuckDBPyConnection, table: Table, sensitive: str | None, qis: list[Column]
+    table: Table, sensitive: str | None, qis: list[Column], config: Config
 ) -> Column | None:
     """The sensitive column given, else the one configured (None if none)."""
     if sensitive is None:
-        configured_sens = [c for c, role, _ in configured(con, table.name) if role == "sensitive"]
+        configured_sens = [c for c, role, _ in config if role == "sensitive"]
         if len(configured_sens) > 1:
             names = ", ".join(repr(c) for c in configured_sens)
             msg = (
@@ -114,8 +115,11 @@ def plan_check(con: duckdb.DuckDBPyConnection, tbl: str, options: CheckOptions) 
     """
     options.validate()
     table = resolve_table(con, tbl)
-    qis = quasi_identifiers(con, table, options.qi)
-    sens = sensitive_column(con, table, options.sensitive, qis)
+    # The configuration is read once, and only when an argument leaves a role open.
+    needed = not options.qi or options.sensitive is None
+    config = configured(con, table.name) if needed else []
+    qis = quasi_identifiers(table, options.qi, config)
+    sens = sensitive_column(table, options.sensitive, qis, config)
     select, keys = _keys(qis)
     ctes: list[str] = []
     if sens is None:
@@ -176,7 +180,7 @@ def plan_check(con: duckdb.DuckDBPyConnection, tbl: str, options: CheckOptions) 
 def plan_classes(con: duckdb.DuckDBPyConnection, tbl: str, qi: tuple[str, ...]) -> str:
     """Return the SQL of ``kanon_classes(tbl, qi)``: the class-size histogram."""
     table = resolve_table(con, tbl)
-    qis = quasi_identifiers(con, table, qi)
+    qis = quasi_identifiers(table, qi, configured(con, table.name) if not qi else [])
     group = ", ".join(ident(c.name) for c in qis)
     return (
         f"WITH cls AS (SELECT count(*)::UBIGINT AS size FROM {table.sql} GROUP BY {group}), "
