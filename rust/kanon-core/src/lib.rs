@@ -4,11 +4,17 @@
 //! - [`hierarchy`]: generalization hierarchies as dense `level × code → ancestor` matrices.
 //! - [`groupify`]: equivalence classes of rows generalized to given levels.
 //! - [`stats`]: per-class privacy statistics (k, l-diversity, t-closeness, risks).
+//! - [`cost`], [`forest`], [`decompose`]: the building blocks of the Aggarwal et al. forest
+//!   algorithm (pair costs, exact nearest neighbours and FOREST, DECOMPOSE cuts A–D); not yet
+//!   wired into SQL.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod cost;
+pub mod decompose;
 pub mod encode;
 pub mod error;
+pub mod forest;
 pub mod groupify;
 pub mod hierarchy;
 pub mod stats;
