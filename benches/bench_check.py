@@ -40,6 +40,7 @@ from typing import Any
 import duckdb
 
 import kanon
+from kanon.datagen import CENSUS_ROLES
 
 REPO = Path(__file__).resolve().parent.parent
 ADULT_QI = [
@@ -52,16 +53,7 @@ ADULT_QI = [
     "sex",
     "workclass",
 ]
-CENSUS_QI = [
-    "age",
-    "sex",
-    "race",
-    "marital_status",
-    "education",
-    "zip",
-    "birth_date",
-    "native_country",
-]
+CENSUS_QI = [c for c, role in CENSUS_ROLES.items() if role == "qi"]
 SENSITIVE = "occupation"
 L_SAMPLE = 100_000
 T_SAMPLE = 20_000
