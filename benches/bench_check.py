@@ -27,9 +27,7 @@ import argparse
 import gc
 import json
 import os
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,6 +36,17 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+from measure import (
+    data_dir,
+    ident,
+    literal,
+    mib,
+    proc_status,
+    process_peak,
+    reset_peak_rss,
+    run_worker,
+)
+from measure import print_table as print_table_rows
 
 import kanon
 from kanon.datagen import CENSUS_ROLES
@@ -62,52 +71,8 @@ K_ALONE_TARGET = 2.0  # kanon k alone within 2x of the GROUP BY
 FULL_TARGET_S = 3.0  # full check on 1M rows
 
 
-def data_dir() -> Path:
-    return Path(os.environ.get("KANON_DATA", REPO.parent / "shared" / "data"))
-
-
-def ident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
 # ---------------------------------------------------------------------------------------------
 # Worker: one measurement in its own process
-
-
-def _proc_status(key: str) -> int | None:
-    """A ``VmXXX`` line of /proc/self/status in bytes (None off Linux)."""
-    try:
-        with Path("/proc/self/status").open() as f:
-            for line in f:
-                if line.startswith(key + ":"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    return None
-
-
-def _reset_peak_rss() -> bool:
-    try:
-        Path("/proc/self/clear_refs").write_text("5")
-    except OSError:
-        return False
-    return True
-
-
-def _process_peak(*hwms: int | None) -> int:
-    """Peak RSS of this process: the VmHWM readings, else ru_maxrss.
-
-    ru_maxrss is only the fallback: on Linux it keeps the parent's RSS at fork across the
-    exec, so a small worker of a big parent reports the parent's size.
-    """
-    known = [h for h in hwms if h is not None]
-    if known:
-        return max(known)
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def _kanon_sql(table: str, qi: list[str], sensitive: str | None) -> str:
@@ -162,20 +127,20 @@ def worker(spec: dict[str, Any]) -> dict[str, Any]:
     if not pycanon:
         run()  # warm-up, before the memory baseline: first-use costs are not per query
     gc.collect()
-    load_peak = _proc_status("VmHWM")
-    tracked = _reset_peak_rss()
-    before = _proc_status("VmRSS")
+    load_peak = proc_status("VmHWM")
+    tracked = reset_peak_rss()
+    before = proc_status("VmRSS")
     times = []
     for _ in range(1 if pycanon else FAST_RUNS):
         start = time.perf_counter()
         result = run()
         times.append(time.perf_counter() - start)
-    peak = _proc_status("VmHWM")
+    peak = proc_status("VmHWM")
     grown = peak - before if tracked and peak is not None and before is not None else None
     return {
         "time": statistics.median(times),
         "peak_grown": grown,
-        "proc_peak": _process_peak(load_peak, peak),
+        "proc_peak": process_peak(load_peak, peak),
         "result": {k: (float(v) if v is not None else None) for k, v in result.items()},
     }
 
@@ -255,26 +220,8 @@ def plan(counts: dict[str, int], skip_pycanon: bool) -> list[tuple[str, str, lis
 
 
 def run_job(db: Path, table: str, method: str, qi: list[str], timeout: float) -> dict[str, Any]:
-    spec = json.dumps({"db": str(db), "table": table, "method": method, "qi": qi})
-    try:
-        proc = subprocess.run(
-            [sys.executable, __file__, "--worker", spec],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return {"note": f"did not finish in {timeout:.0f} s"}
-    if proc.returncode != 0:
-        tail = proc.stderr.strip().splitlines()[-1:] or ["?"]
-        return {"note": f"failed: {tail[0][:60]}"}
-    out: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
-    return out
-
-
-def _mib(b: int | None) -> str:
-    return "n/a" if b is None else f"{b / 2**20:,.0f}"
+    spec = {"db": str(db), "table": table, "method": method, "qi": qi}
+    return run_worker(__file__, spec, timeout)
 
 
 def _value(result: dict[str, float | None] | None, key: str, fmt: str) -> str:
@@ -302,8 +249,8 @@ def print_table(rows: list[Row]) -> None:
             f"{r.rows:,}",
             r.label,
             r.note if r.time is None else f"{r.time:.3f}",
-            _mib(r.peak_grown) if r.time is not None else "",
-            _mib(r.proc_peak) if r.time is not None else "",
+            mib(r.peak_grown) if r.time is not None else "",
+            mib(r.proc_peak) if r.time is not None else "",
             _value(r.result, "k", ".0f"),
             _value(r.result, "l_distinct", ".0f"),
             _value(r.result, "l_entropy", ".4g"),
@@ -311,19 +258,7 @@ def print_table(rows: list[Row]) -> None:
         )
         for r in rows
     ]
-    widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(header)]
-    right = {1, 3, 4, 5, 6, 7, 8, 9}
-
-    def fmt(cells: tuple[str, ...]) -> str:
-        return " | ".join(
-            c.rjust(w) if i in right else c.ljust(w)
-            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-        )
-
-    print(fmt(header))
-    print("-+-".join("-" * w for w in widths))
-    for line in lines:
-        print(fmt(line))
+    print_table_rows(header, lines, left={0, 2})
 
 
 def main() -> None:

@@ -83,4 +83,6 @@ def test_demo_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", "--rows", "3000", "--seed", "7"]) == 0
     out = capsys.readouterr().out
     assert "== the table as it is ==" in out
-    assert "generalized through the hierarchy tables" in out
+    assert "SELECT * FROM kanon('census', k := 5)" in out
+    assert "k (smallest class)" in out
+    assert "GCP" in out

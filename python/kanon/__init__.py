@@ -1,9 +1,10 @@
-"""kanon: k-anonymity and privacy checks inside DuckDB.
+"""kanon: k-anonymization and privacy checks inside DuckDB.
 
 Quick start::
 
     import duckdb, kanon
     con = kanon.install(duckdb.connect())
+    con.sql("SELECT * FROM kanon('patients', k := 5, qi := ['age', 'zip'])")
     con.sql("SELECT * FROM kanon_check('patients', qi := ['age', 'zip'], sensitive := 'disease')")
 """
 
@@ -14,14 +15,24 @@ from kanon._check import CheckReport, check, classes
 from kanon._config import configure
 from kanon._core import __version__
 from kanon._install import install
+from kanon._materialize import Refreshed, materialize, refresh
+from kanon._metrics import Metrics
+from kanon._release import anonymize, explain, metrics
 
 __all__ = [
     "CheckReport",
+    "Metrics",
+    "Refreshed",
     "__version__",
+    "anonymize",
     "check",
     "classes",
     "configure",
     "exceptions",
+    "explain",
     "hierarchy",
     "install",
+    "materialize",
+    "metrics",
+    "refresh",
 ]

@@ -13,6 +13,7 @@ __all__ = [
     "Column",
     "Table",
     "configured",
+    "configured_full",
     "has_default_generalizer",
     "resolve_columns",
     "resolve_table",
@@ -111,6 +112,21 @@ def configured(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, st
     except duckdb.CatalogException:  # kanon.install has not run on this database
         return []
     return [(c, r, h) for c, r, h in rows]
+
+
+def configured_full(
+    con: duckdb.DuckDBPyConnection, table: str
+) -> list[tuple[str, str, str | None, float]]:
+    """Return ``(column, role, hierarchy, weight)`` rows configured for ``table``."""
+    try:
+        rows = con.execute(
+            "SELECT column_name, role, hierarchy, weight FROM kanon_columns "
+            "WHERE lower(table_name) = lower(?) ORDER BY priority DESC, rowid",
+            [table],
+        ).fetchall()
+    except duckdb.CatalogException:  # kanon.install has not run on this database
+        return []
+    return [(str(c), str(r), h, float(w)) for c, r, h, w in rows]
 
 
 def resolve_columns(table: Table, names: list[str], what: str) -> list[Column]:

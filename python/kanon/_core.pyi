@@ -7,6 +7,8 @@ __all__ = [
     "__version__",
     "class_stats",
     "encode_strings",
+    "forest_anonymize",
+    "forest_extend",
     "groupify",
     "sql_bundle",
     "validate_hierarchy",
@@ -32,4 +34,26 @@ def groupify(
     levels: list[int],
     weights: _Buffer | None = None,
 ) -> tuple[bytes, bytes]: ...
+def forest_anonymize(
+    tuples: _Buffer,
+    m: int,
+    counts: _Buffer,
+    hierarchies: list[list[_Buffer]],
+    weights: list[float],
+    cost: str,
+    k: int,
+    seed: int = 0,
+    improve: bool = True,
+) -> tuple[bytes, int, bytes, dict[str, Any]]: ...
+def forest_extend(
+    tuples: _Buffer,
+    m: int,
+    hierarchies: list[list[_Buffer]],
+    weights: list[float],
+    cost: str,
+    tuple_of_row: _Buffer,
+    group_of_row: _Buffer,
+    groups: int,
+    k: int,
+) -> tuple[bytes, int, bytes, dict[str, Any]]: ...
 def sql_bundle() -> list[tuple[str, str]]: ...

@@ -9,8 +9,18 @@ import duckdb
 from duckdb import func
 
 from kanon import _core
+from kanon._anonymize import AnonymizeOptions, plan_anonymize
+from kanon._metrics import plan_metrics
 from kanon._plan import CheckOptions, plan_check, plan_classes
-from kanon._udf import CLASSES_SQL_TYPE, STATS_SQL_TYPE, class_stats
+from kanon._udf import (
+    CLASSES_SQL_TYPE,
+    FOREST_SQL_PARAMS,
+    FOREST_SQL_TYPE,
+    STATS_SQL_TYPE,
+    class_stats,
+    forest,
+)
+from kanon.exceptions import InvalidInputError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -56,6 +66,7 @@ def install_kernels(con: duckdb.DuckDBPyConnection) -> None:
         STATS_SQL_TYPE,
         arrow=True,
     )
+    _replace_function(con, "kanon_forest", forest, FOREST_SQL_PARAMS, FOREST_SQL_TYPE, arrow=True)
 
 
 def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
@@ -103,6 +114,20 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         )
         return plan_check(cursor, tbl, options).sql
 
+    def plan_anonymize_udf(
+        tbl: str, k: int | None, qi: list[str] | None, seed: int | None, method: str | None
+    ) -> str:
+        if k is None:
+            msg = "kanon(...) needs k, the smallest class size: kanon('table', k := 5)"
+            raise InvalidInputError(msg)
+        options = AnonymizeOptions(
+            k=k, qi=tuple(qi or ()), seed=0 if seed is None else seed, method=method or "forest"
+        )
+        return plan_anonymize(cursor, tbl, options).sql
+
+    def plan_metrics_udf(original: str, released: str, qi: list[str] | None, k: int | None) -> str:
+        return plan_metrics(cursor, original, released, tuple(qi or ()), k)
+
     def plan_classes_udf(tbl: str, qi: list[str] | None) -> str:
         return plan_classes(cursor, tbl, tuple(qi or ()))
 
@@ -118,6 +143,20 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         "kanon_plan_classes",
         plan_classes_udf,
         ["VARCHAR", "VARCHAR[]"],
+        "VARCHAR",
+    )
+    _replace_function(
+        con,
+        "kanon_plan_anonymize",
+        plan_anonymize_udf,
+        ["VARCHAR", "BIGINT", "VARCHAR[]", "UBIGINT", "VARCHAR"],
+        "VARCHAR",
+    )
+    _replace_function(
+        con,
+        "kanon_plan_metrics",
+        plan_metrics_udf,
+        ["VARCHAR", "VARCHAR", "VARCHAR[]", "BIGINT"],
         "VARCHAR",
     )
     for _name, text in sql_bundle():

@@ -9,9 +9,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kanon import _core
-from kanon._arrow import buffer
+from kanon._arrow import buffer, from_bytes
 
-__all__ = ["STATS_SQL_TYPE", "STATS_TYPE", "class_stats"]
+__all__ = [
+    "FOREST_SQL_PARAMS",
+    "FOREST_SQL_TYPE",
+    "STATS_SQL_TYPE",
+    "STATS_TYPE",
+    "class_stats",
+    "forest",
+]
 
 STATS_TYPE = pa.struct(
     [
@@ -87,3 +94,99 @@ def class_stats(classes: pa.ChunkedArray, options: pa.ChunkedArray) -> pa.Array:
             continue
         results.append(_stats_of_classes(lists[i].values, parsed))
     return pa.array(results, type=STATS_TYPE)
+
+
+FOREST_SQL_PARAMS = [
+    "UINTEGER[]",
+    "UBIGINT[]",
+    "UINTEGER[][][]",
+    "DOUBLE[]",
+    "UBIGINT",
+    "UBIGINT",
+    "VARCHAR",
+]
+FOREST_TYPE = pa.struct(
+    [("g", pa.list_(pa.uint32())), ("lv", pa.list_(pa.list_(pa.uint32()))), ("stats", pa.string())]
+)
+FOREST_SQL_TYPE = "STRUCT(g UINTEGER[], lv UINTEGER[][], stats VARCHAR)"
+
+
+def _forest_one(
+    tuples: pa.ListScalar,
+    counts: pa.ListScalar,
+    hierarchies: pa.ListScalar,
+    weights: pa.ListScalar,
+    k: int,
+    seed: int,
+    options: dict[str, Any],
+) -> dict[str, Any]:
+    m = int(options["m"])
+    levels: list[list[memoryview | bytes]] = [
+        [buffer(level.values, pa.uint32(), "hierarchies") for level in attribute.values]
+        for attribute in hierarchies.values
+    ]
+    group_of_row, groups, flat_levels, stats = _core.forest_anonymize(
+        buffer(tuples.values, pa.uint32(), "tuples"),
+        m,
+        buffer(counts.values, pa.uint64(), "counts"),
+        levels,
+        [float(w) for w in weights.values.to_pylist()],
+        str(options["cost"]),
+        k,
+        seed,
+        bool(options["improve"]),
+    )
+    lv = pa.ListArray.from_arrays(
+        pa.array(range(0, groups * m + 1, m), pa.int32()), from_bytes(flat_levels, pa.uint32())
+    )
+    stats["groups"] = groups
+    return {"g": from_bytes(group_of_row, pa.uint32()), "lv": lv, "stats": json.dumps(stats)}
+
+
+def forest(
+    tuples: pa.ChunkedArray,
+    counts: pa.ChunkedArray,
+    hierarchies: pa.ChunkedArray,
+    weights: pa.ChunkedArray,
+    k: pa.ChunkedArray,
+    seed: pa.ChunkedArray,
+    options: pa.ChunkedArray,
+) -> pa.Array:
+    """SQL ``kanon_forest(...)``: the forest anonymizer on one packed table per row.
+
+    Returns per row a struct: ``g`` the group of every data row (rows numbered tuple by
+    tuple), ``lv`` the level of every group per quasi-identifier, ``stats`` a JSON
+    object of counters.
+    """
+    cols = [c.combine_chunks() for c in (tuples, counts, hierarchies, weights, k, seed, options)]
+    results: list[dict[str, Any] | None] = []
+    for i in range(len(cols[0])):
+        row = [c[i] for c in cols]
+        if not all(v.is_valid for v in row):
+            results.append(None)
+            continue
+        results.append(
+            _forest_one(
+                row[0],
+                row[1],
+                row[2],
+                row[3],
+                row[4].as_py(),
+                row[5].as_py(),
+                json.loads(row[6].as_py()),
+            )
+        )
+    g_arrays = [pa.array([], pa.uint32()) if r is None else r["g"] for r in results]
+    lv_arrays = [pa.array([], pa.list_(pa.uint32())) if r is None else r["lv"] for r in results]
+    mask = pa.array([r is None for r in results])
+    g = pa.ListArray.from_arrays(_offsets(g_arrays), pa.concat_arrays(g_arrays), mask=mask)
+    lv = pa.ListArray.from_arrays(_offsets(lv_arrays), pa.concat_arrays(lv_arrays), mask=mask)
+    stats = pa.array([None if r is None else r["stats"] for r in results], pa.string())
+    return pa.StructArray.from_arrays([g, lv, stats], fields=list(FOREST_TYPE), mask=mask)
+
+
+def _offsets(arrays: list[pa.Array]) -> pa.Array:
+    out = [0]
+    for a in arrays:
+        out.append(out[-1] + len(a))
+    return pa.array(out, pa.int32())

@@ -78,15 +78,16 @@ def _cmd_check(args: argparse.Namespace) -> int:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from kanon.demo import run_demo
 
-    run_demo(rows=args.rows, seed=args.seed)
+    run_demo(rows=args.rows, seed=args.seed, k=args.k)
     return 0
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kanon", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="generate a census-like table and report its privacy")
-    demo.add_argument("--rows", type=int, default=50_000)
+    demo = sub.add_parser("demo", help="generate a census-like table, anonymize it to k and report")
+    demo.add_argument("--rows", type=int, default=20_000)
+    demo.add_argument("--k", type=int, default=5)
     demo.add_argument("--seed", type=int, default=42)
     demo.set_defaults(func=_cmd_demo)
     chk = sub.add_parser("check", help="measure k, l, t and risks of a CSV or Parquet file")

@@ -1,13 +1,15 @@
-"""``kanon demo``: a census-like table in an in-memory DuckDB, its hierarchies, its privacy.
+"""``kanon demo``: a census-like table in an in-memory DuckDB, anonymized to k = 5.
 
 Everything runs locally on generated data (no download): the seeded generator in
 :mod:`kanon.datagen` creates the table, :mod:`kanon.hierarchy` builds a lookup table per
-quasi-identifier, :func:`kanon.configure` records the roles, and the report shows how
-identifiable the raw table is and how far a coarse generalization through the
-hierarchy tables moves k, l, t and the risks.
+quasi-identifier, :func:`kanon.configure` records the roles, the report shows how
+identifiable the raw table is, then :func:`kanon.materialize` stores a k-anonymous
+release (the forest algorithm) as a plain SQL view, checked and measured.
 """
 
 from __future__ import annotations
+
+import time
 
 import duckdb
 
@@ -15,54 +17,12 @@ from kanon import hierarchy
 from kanon._check import check
 from kanon._config import configure
 from kanon._install import install
+from kanon._materialize import materialize
+from kanon._release import metrics
 from kanon._sql import ident
 from kanon.datagen import CENSUS_ROLES, census
 
-__all__ = ["build_census_hierarchies", "generalized_view", "run_demo"]
-
-#: Demo generalizations, finer to coarser: QI -> level of its hierarchy (0 = the value).
-DEMO_LEVELS: list[dict[str, int]] = [
-    {
-        "age": 1,
-        "sex": 0,
-        "race": 0,
-        "marital_status": 0,
-        "education": 1,
-        "zip": 2,
-        "birth_date": 2,
-        "native_country": 1,
-    },
-    {
-        "age": 2,
-        "sex": 0,
-        "race": 1,
-        "marital_status": 1,
-        "education": 2,
-        "zip": 3,
-        "birth_date": 3,
-        "native_country": 2,
-    },
-    {
-        "age": 3,
-        "sex": 0,
-        "race": 1,
-        "marital_status": 1,
-        "education": 3,
-        "zip": 4,
-        "birth_date": 4,
-        "native_country": 2,
-    },
-    {
-        "age": 3,
-        "sex": 1,
-        "race": 2,
-        "marital_status": 2,
-        "education": 3,
-        "zip": 5,
-        "birth_date": 4,
-        "native_country": 3,
-    },
-]
+__all__ = ["build_census_hierarchies", "run_demo"]
 
 
 def build_census_hierarchies(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, str]:
@@ -84,34 +44,8 @@ def build_census_hierarchies(con: duckdb.DuckDBPyConnection, table: str) -> dict
     return {column: h.name for column, h in built.items()}
 
 
-def generalized_view(
-    con: duckdb.DuckDBPyConnection,
-    name: str,
-    table: str,
-    hierarchies: dict[str, str],
-    levels: dict[str, int],
-) -> str:
-    """Create view ``name``: ``table`` with each QI replaced by its label at ``levels``."""
-    columns = [r[0] for r in con.execute(f"DESCRIBE {ident(table)}").fetchall()]
-    joins, select = [], []
-    for i, col in enumerate(columns):
-        if col not in levels:
-            select.append(f"t.{ident(col)}")
-            continue
-        h = hierarchies[col]
-        h_cols = [r[0] for r in con.execute(f"DESCRIBE {ident(h)}").fetchall()]
-        level = min(levels[col], len(h_cols) - 1)
-        joins.append(f"LEFT JOIN {ident(h)} AS h{i} ON h{i}.{ident(h_cols[0])} = t.{ident(col)}")
-        select.append(f"CAST(h{i}.{ident(h_cols[level])} AS VARCHAR) AS {ident(col)}")
-    con.execute(
-        f"CREATE OR REPLACE VIEW {ident(name)} AS SELECT {', '.join(select)} "
-        f"FROM {ident(table)} AS t {' '.join(joins)}"
-    )
-    return name
-
-
-def run_demo(rows: int = 50_000, seed: int = 42) -> None:
-    """Generate, configure and report; prints to standard output."""
+def run_demo(rows: int = 20_000, seed: int = 42, k: int = 5) -> None:
+    """Generate, configure, anonymize and report; prints to standard output."""
     con = install(duckdb.connect())
     try:
         table = census(con, "census", rows=rows, seed=seed)
@@ -132,19 +66,21 @@ def run_demo(rows: int = 50_000, seed: int = 42) -> None:
         print("== the table as it is ==")
         print(check(table, con=con))
         print()
-        print("== generalized through the hierarchy tables (level per QI) ==")
-        header = "  " + " ".join(f"{c[:8]:>8}" for c in qis)
-        print(f"{header}  {'k':>5} {'classes':>8} {'at risk':>8} {'l':>3} {'t':>6}")
-        for preset in DEMO_LEVELS:
-            view = generalized_view(con, "census_generalized", table, hierarchies, preset)
-            r = check(view, qi=qis, sensitive="occupation", con=con)
-            levels = "  " + " ".join(f"{preset[c]:>8}" for c in qis)
-            print(
-                f"{levels}  {r.k:>5,} {r.classes:>8,} {r.prosecutor_at_risk:>8.2%} "
-                f"{r.l_distinct:>3} {r.t or 0:>6.3f}"
-            )
+        print(f"== SELECT * FROM kanon('census', k := {k}) ==")
+        start = time.perf_counter()
+        materialize(con, table, k=k, name=f"census_k{k}")
+        seconds = time.perf_counter() - start
+        release = f"census_k{k}"
+        print(f"anonymized in {seconds:.2f} s, stored as the plain SQL view {release!r}")
+        cols = ", ".join(ident(c) for c in ["person_id", *qis, "occupation"])
+        print(con.sql(f"SELECT {cols} FROM {ident(release)} LIMIT 5"))
+        print(check(release, qi=qis, sensitive="occupation", con=con))
         print()
-        print("SQL:  SELECT * FROM kanon_check('census');")
-        print("      SELECT * FROM kanon_classes('census_generalized', qi := [...]);")
+        print("== information kept ==")
+        print(metrics(table, release, con=con, k=k))
+        print()
+        print(f"SQL:  SELECT * FROM kanon('census', k := {k});")
+        print(f"      SELECT * FROM kanon_metrics('census', {release!r});")
+        print(f"      SELECT * FROM kanon_check({release!r});")
     finally:
         con.close()

@@ -152,7 +152,7 @@ def _source_column(con: duckdb.DuckDBPyConnection, table: str, column: str) -> t
     raise ConfigError(msg)
 
 
-def _text(expr: str, typ: str) -> str:
+def value_text(expr: str, typ: str) -> str:
     """SQL turning ``expr`` of type ``typ`` into comparable text.
 
     Floating-point values get ``+ 0`` first so that ``-0.0`` reads as ``0.0``: DuckDB
@@ -172,8 +172,13 @@ def _leaf(col_sql: str, typ: str) -> str:
 
 def _leaves_sql(table: str, col: str, typ: str) -> str:
     """SQL selecting the distinct non-NULL values of ``table.col`` as column ``v``."""
+    return leaves_from(ident(table), col, typ)
+
+
+def leaves_from(source_sql: str, col: str, typ: str) -> str:
+    """SQL selecting the distinct non-NULL values ``v`` of ``col`` in a quoted relation."""
     c = ident(col)
-    return f"SELECT {_leaf(c, typ)} AS v FROM {ident(table)} WHERE {c} IS NOT NULL GROUP BY 1"
+    return f"SELECT {_leaf(c, typ)} AS v FROM {source_sql} WHERE {c} IS NOT NULL GROUP BY 1"
 
 
 def _prepare(
@@ -313,12 +318,12 @@ def suppress(con: duckdb.DuckDBPyConnection, name: str, *, table: str, column: s
         InvalidInputError: The column has no non-NULL value.
     """
     col, typ, _ = _prepare(con, name, table, column)
-    select = (
-        f"SELECT {_level_cols(['v', literal(ROOT)])} "
-        f"FROM ({_leaves_sql(table, col, typ)}) ORDER BY 1"
-    )
-    _create(con, name, select)
+    _create(con, name, _suppress_sql(_leaves_sql(table, col, typ)))
     return _finish(con, name, table, column)
+
+
+def _suppress_sql(leaves: str) -> str:
+    return f"SELECT {_level_cols(['v', literal(ROOT)])} FROM ({leaves}) ORDER BY 1"
 
 
 def mask(
@@ -365,9 +370,9 @@ def mask(
         raise InvalidInputError(msg)
     col, typ, _ = _prepare(con, name, table, column)
     leaves = _leaves_sql(table, col, typ)
-    width = int(_agg(con, f"SELECT max(length({_text('v', typ)})) FROM ({leaves})")[0])
+    width = int(_agg(con, f"SELECT max(length({value_text('v', typ)})) FROM ({leaves})")[0])
     masked = max(width - 1, 0) if levels is None else min(levels, max(width - 1, 0))
-    padded = f"rpad({_text('v', typ)}, {width}, {literal(char)})"
+    padded = f"rpad({value_text('v', typ)}, {width}, {literal(char)})"
     exprs = ["v"]
     exprs += [f"left({padded}, {width - i}) || {literal(char * i)}" for i in range(1, masked + 1)]
     exprs.append(literal(char))
@@ -402,7 +407,7 @@ def prefix_words(
     col, typ, _ = _prepare(con, name, table, column)
     leaves = _leaves_sql(table, col, typ)
     words = (
-        f"list_filter(regexp_split_to_array({_text('v', typ)}, {literal(_WORD_SEPARATORS)}), "
+        f"list_filter(regexp_split_to_array({value_text('v', typ)}, {literal(_WORD_SEPARATORS)}), "
         "lambda w: w <> '')"
     )
     wsql = f"SELECT v, {words} AS ws FROM ({leaves})"
@@ -446,6 +451,11 @@ def dates(con: duckdb.DuckDBPyConnection, name: str, *, table: str, column: str)
     if _agg(con, f"SELECT count(*) FROM ({leaves}) WHERE NOT isfinite(v)")[0]:
         msg = f"column {col!r} of table {table!r} holds infinite dates, which have no calendar"
         raise InvalidInputError(msg)
+    _create(con, name, _dates_sql(leaves))
+    return _finish(con, name, table, column)
+
+
+def _dates_sql(leaves: str) -> str:
     decade = "(year(v) - ((year(v) % 10) + 10) % 10)"
     exprs = [
         "v",
@@ -454,8 +464,7 @@ def dates(con: duckdb.DuckDBPyConnection, name: str, *, table: str, column: str)
         f"printf('%04ds', {decade})",
         literal(ROOT),
     ]
-    _create(con, name, f"SELECT {_level_cols(exprs)} FROM ({leaves}) ORDER BY 1")
-    return _finish(con, name, table, column)
+    return f"SELECT {_level_cols(exprs)} FROM ({leaves}) ORDER BY 1"
 
 
 def auto(
@@ -801,6 +810,69 @@ def _binary_float_sql(leaves: str, lo: float, hi: float) -> str:
     return _binary_sql(leaves, recursion, splits, label)
 
 
+def default_spec(
+    con: duckdb.DuckDBPyConnection, source_sql: str, column: str, typ: str
+) -> dict[str, Any]:
+    """Choose a column's type-based default hierarchy and its parameters.
+
+    Integers get binary interval splits of ``[min, max]`` (``{"kind": "int", "lo", "hi"}``,
+    as :func:`intervals` without ``width``), floats and decimals the same over doubles
+    (``"float"``), dates and timestamps the calendar levels of :func:`dates`
+    (``"dates"``), every other type (and a column without values) suppression
+    (``"suppress"``). The result is JSON-serializable; :func:`default_select` builds
+    the hierarchy from it for any set of leaves.
+
+    Raises:
+        InvalidInputError: A float column holds NaN or infinity, or a date column
+            infinity.
+    """
+    base = typ.split("(")[0]
+    leaves = leaves_from(source_sql, column, typ)
+    if base in INT_TYPES:
+        lo, hi = _agg(con, f"SELECT min(v), max(v) FROM ({leaves})")
+        if lo is None:
+            return {"kind": "suppress"}
+        return {"kind": "int", "lo": int(lo), "hi": int(hi)}
+    if base in FLOAT_TYPES or base == "DECIMAL":
+        lo, hi, bad = _agg(
+            con,
+            "SELECT min(CAST(v AS DOUBLE)), max(CAST(v AS DOUBLE)), "
+            f"count(*) FILTER (WHERE NOT isfinite(CAST(v AS DOUBLE))) FROM ({leaves})",
+        )
+        if bad:
+            msg = f"column {column!r} holds NaN or infinite values, which have no interval"
+            raise InvalidInputError(msg)
+        if lo is None:
+            return {"kind": "suppress"}
+        return {"kind": "float", "lo": float(lo), "hi": float(hi)}
+    if base in DATE_TYPES:
+        if _agg(con, f"SELECT count(*) FROM ({leaves}) WHERE NOT isfinite(v)")[0]:
+            msg = f"column {column!r} holds infinite dates, which have no calendar"
+            raise InvalidInputError(msg)
+        return {"kind": "dates"}
+    return {"kind": "suppress"}
+
+
+def default_select(leaves: str, spec: dict[str, Any]) -> str:
+    """The SELECT (columns ``level_0`` … ``level_L``) of a default hierarchy over ``leaves``.
+
+    ``leaves`` is SQL selecting distinct non-NULL values as column ``v``; ``spec`` comes
+    from :func:`default_spec`. Interval hierarchies need every leaf within
+    ``[lo, hi]``.
+
+    Raises:
+        InvalidInputError: A range is too wide to split.
+    """
+    kind = spec["kind"]
+    if kind == "int":
+        return _binary_int_sql(leaves, int(spec["lo"]), int(spec["hi"]))
+    if kind == "float":
+        return _binary_float_sql(leaves, float(spec["lo"]), float(spec["hi"]))
+    if kind == "dates":
+        return _dates_sql(leaves)
+    return _suppress_sql(leaves)
+
+
 # --------------------------------------------------------------------------- checks
 
 
@@ -869,7 +941,7 @@ def validate(
         raise HierarchyError(msg)
     top = len(cols) - 1
     c = [ident(col) for col, _ in cols]
-    texts = [_text(ci, typ) for ci, (_, typ) in zip(c, cols, strict=True)]
+    texts = [value_text(ci, typ) for ci, (_, typ) in zip(c, cols, strict=True)]
 
     if _agg(con, f"SELECT count(*) FROM {h}")[0] == 0:
         msg = f"hierarchy {name!r} has no rows"
@@ -905,8 +977,8 @@ def validate(
         typ_hi = cols[lvl + 1][1]
         label, a, b = _agg(
             con,
-            f"SELECT {texts[lvl]} AS label, {_text(f'min({c[lvl + 1]})', typ_hi)}, "
-            f"{_text(f'max({c[lvl + 1]})', typ_hi)} FROM {h} GROUP BY {c[lvl]} "
+            f"SELECT {texts[lvl]} AS label, {value_text(f'min({c[lvl + 1]})', typ_hi)}, "
+            f"{value_text(f'max({c[lvl + 1]})', typ_hi)} FROM {h} GROUP BY {c[lvl]} "
             f"HAVING min({c[lvl + 1]}) <> max({c[lvl + 1]}) ORDER BY label LIMIT 1",
         )
         msg = (
@@ -919,8 +991,8 @@ def validate(
     typ_top = cols[top][1]
     row = _agg(
         con,
-        f"SELECT count(DISTINCT {c[top]}), {_text(f'min({c[top]})', typ_top)}, "
-        f"{_text(f'max({c[top]})', typ_top)} FROM {h}",
+        f"SELECT count(DISTINCT {c[top]}), {value_text(f'min({c[top]})', typ_top)}, "
+        f"{value_text(f'max({c[top]})', typ_top)} FROM {h}",
     )
     if row[0] != 1:
         msg = (
@@ -935,7 +1007,7 @@ def validate(
         missing = con.execute(
             f"""
             SELECT v, count(*) OVER () FROM (
-                SELECT {_text(sc, typ)} AS v FROM {ident(tbl)} WHERE {sc} IS NOT NULL
+                SELECT {value_text(sc, typ)} AS v FROM {ident(tbl)} WHERE {sc} IS NOT NULL
                 EXCEPT
                 SELECT {texts[0]} FROM {h}
             ) ORDER BY v LIMIT {_SHOWN}

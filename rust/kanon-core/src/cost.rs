@@ -365,6 +365,11 @@ impl CostModel {
         }
     }
 
+    /// Weighted units of generalizing `leaf` of attribute `j` to its ancestor at `level`.
+    pub(crate) fn level_units(&self, j: usize, level: usize, leaf: u32) -> u64 {
+        self.node_units[j][level][self.hierarchies[j].generalize(level, leaf) as usize]
+    }
+
     /// The dense `leaf × leaf → units` table of attribute `j`, if it has one.
     pub(crate) fn dense_table(&self, j: usize) -> Option<&[u64]> {
         self.dense[j].as_deref()

@@ -169,6 +169,30 @@ impl Hierarchy {
     pub fn level(&self, level: usize) -> &[u32] {
         &self.ancestors[level]
     }
+
+    /// Depth-first rank of every leaf: `ranks[leaf]`, leaves ordered by their path of
+    /// codes from the root down (ties impossible: leaf codes are distinct). The leaves
+    /// under any label form a contiguous range of ranks, so the lowest label holding a
+    /// set of leaves is the meet of its lowest- and highest-ranked leaves.
+    ///
+    /// # Complexity
+    /// O(n · log n · L) time and O(n) space for n leaves and L levels.
+    pub(crate) fn dfs_ranks(&self) -> Vec<u32> {
+        let mut order: Vec<u32> = (0..self.leaves() as u32).collect();
+        order.sort_unstable_by(|&a, &b| {
+            self.ancestors
+                .iter()
+                .rev()
+                .map(|level| level[a as usize].cmp(&level[b as usize]))
+                .find(|o| o.is_ne())
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        let mut ranks = vec![0u32; order.len()];
+        for (rank, &leaf) in order.iter().enumerate() {
+            ranks[leaf as usize] = rank as u32;
+        }
+        ranks
+    }
 }
 
 #[cfg(test)]

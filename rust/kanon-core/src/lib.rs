@@ -5,18 +5,23 @@
 //! - [`groupify`]: equivalence classes of rows generalized to given levels.
 //! - [`stats`]: per-class privacy statistics (k, l-diversity, t-closeness, risks).
 //! - [`cost`], [`forest`], [`decompose`]: the building blocks of the Aggarwal et al. forest
-//!   algorithm (pair costs, exact nearest neighbours and FOREST, DECOMPOSE cuts A–D); not yet
-//!   wired into SQL.
+//!   algorithm (pair costs, exact nearest neighbours and FOREST, DECOMPOSE cuts A–D).
+//! - [`improve`]: the repair pass (every group ≥ k), improvement passes, group levels.
+//! - [`anonymize`]: the forest anonymizer end to end.
+//! - [`extend`]: continuous mode, placing rows added after a release.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod anonymize;
 pub mod cost;
 pub mod decompose;
 pub mod encode;
 pub mod error;
+pub mod extend;
 pub mod forest;
 pub mod groupify;
 pub mod hierarchy;
+pub mod improve;
 pub mod stats;
 
 pub use encode::{encode, Dictionary};

@@ -1,6 +1,7 @@
-//! Integration tests of `kanon_core::forest`: nearest neighbours against a brute-force
-//! sort, FOREST against a naive re-simulation of the paper's algorithm, its invariants,
-//! a hand-checked example and the error cases.
+//! Integration tests of `kanon_core::forest`: nearest neighbours (the trie search)
+//! against a brute-force sort and the old full scan, FOREST against a naive
+//! re-simulation of the paper's algorithm, its invariants, a hand-checked example and the
+//! error cases.
 
 mod common;
 
@@ -8,9 +9,12 @@ use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use common::{hierarchy_of, nested_table};
+use common::{hierarchy_of, model_of, nested_table, rows_and_model};
 use kanon_core::cost::{CostModel, LevelCost};
-use kanon_core::forest::{build_forest, forest, forest_groups, nearest_neighbours};
+use kanon_core::forest::{
+    build_forest, forest, forest_groups, nearest_neighbours, nearest_neighbours_scan,
+    nearest_neighbours_trie,
+};
 use kanon_core::{Hierarchy, KernelError};
 use proptest::prelude::*;
 
@@ -300,11 +304,10 @@ fn nearest_neighbours_on_large_hierarchies() {
             .collect();
         for count in [1, 5] {
             let nn = nearest_neighbours(&tuples, 3, &model, count).unwrap();
-            assert_eq!(
-                nn,
-                brute_neighbours(&tuples, 3, &model, count),
-                "n {n} count {count}"
-            );
+            let brute = brute_neighbours(&tuples, 3, &model, count);
+            assert_eq!(nn, brute, "n {n} count {count}");
+            let trie = nearest_neighbours_trie(&tuples, 3, &model, count).unwrap();
+            assert_eq!(trie, brute, "n {n} count {count}");
         }
         let weights = vec![1; n];
         assert_eq!(
@@ -335,50 +338,177 @@ fn nearest_neighbours_with_joint_cost_rows() {
         .unwrap();
         for count in [1, 7] {
             let nn = nearest_neighbours(&tuples, 6, &model, count).unwrap();
-            assert_eq!(
-                nn,
-                brute_neighbours(&tuples, 6, &model, count),
-                "{kind:?} {count}"
-            );
+            let brute = brute_neighbours(&tuples, 6, &model, count);
+            assert_eq!(nn, brute, "{kind:?} {count}");
+            let trie = nearest_neighbours_trie(&tuples, 6, &model, count).unwrap();
+            assert_eq!(trie, brute, "{kind:?} {count}");
         }
     }
 }
 
-/// Hierarchy tables, rows (with duplicates), attribute weights and whether costs are NCP.
-type Case = (Vec<Vec<Vec<u32>>>, Vec<Vec<u32>>, Vec<u32>, bool);
+#[test]
+fn nearest_neighbours_edge_cases() {
+    // Leaves 0..4; level 1 repeats the leaves and level 3 repeats level 2, so those
+    // levels split nothing; a one-leaf attribute of height 0 and one of height 1.
+    let repeated = Hierarchy::try_from_levels(&[
+        &[0, 1, 2, 3],
+        &[0, 1, 2, 3],
+        &[0, 0, 1, 1],
+        &[0, 0, 1, 1],
+        &[0, 0, 0, 0],
+    ])
+    .unwrap();
+    let single = Hierarchy::try_from_levels(&[&[0]]).unwrap();
+    for kind in [LevelCost::Height, LevelCost::Ncp] {
+        let model = CostModel::try_new(
+            vec![repeated.clone(), single.clone(), Hierarchy::flat(1), ages()],
+            vec![1.0, 1.0, 1.0, 0.5],
+            kind,
+        )
+        .unwrap();
+        let check = |tuples: &[u32], count: usize| {
+            let nn = nearest_neighbours(tuples, 4, &model, count).unwrap();
+            assert_eq!(
+                nn,
+                brute_neighbours(tuples, 4, &model, count),
+                "{kind:?} {count}"
+            );
+            assert_eq!(
+                nn,
+                nearest_neighbours_trie(tuples, 4, &model, count).unwrap()
+            );
+            assert_eq!(
+                nn,
+                nearest_neighbours_scan(tuples, 4, &model, count).unwrap()
+            );
+            nn
+        };
+        // no vertices, one, two
+        for count in [0, 1, 5] {
+            assert!(check(&[], count).is_empty());
+            assert_eq!(check(&[1, 0, 0, 3], count), vec![Vec::new()]);
+        }
+        let two = [1, 0, 0, 3, 2, 0, 0, 3];
+        assert_eq!(check(&two, 0), vec![Vec::new(), Vec::new()]);
+        let cost = model.pair_cost(&two[..4], &two[4..]);
+        assert!(cost > 0.0);
+        for count in [1, 2, 10] {
+            assert_eq!(check(&two, count), vec![vec![(cost, 1)], vec![(cost, 0)]]);
+        }
+        // every vertex the same row: the others at cost 0, by index
+        let same: Vec<u32> = [3, 0, 0, 5].repeat(5);
+        let nn = check(&same, 3);
+        assert_eq!(nn[0], vec![(0.0, 1), (0.0, 2), (0.0, 3)]);
+        assert_eq!(nn[2], vec![(0.0, 0), (0.0, 1), (0.0, 3)]);
+        assert_eq!(
+            check(&same, 9)[4],
+            vec![(0.0, 0), (0.0, 1), (0.0, 2), (0.0, 3)]
+        );
+        // duplicates among distinct rows, every count up to beyond n
+        let mut rng = Rng(5);
+        let pool: Vec<[u32; 4]> = (0..6).map(|_| [rng.below(4), 0, 0, rng.below(8)]).collect();
+        let tuples: Vec<u32> = (0..40).flat_map(|_| pool[rng.below(6) as usize]).collect();
+        for count in 0..=41 {
+            check(&tuples, count);
+        }
+    }
+}
 
-/// Generated hierarchies, rows (with duplicates) and a cost kind.
-fn rows_and_model(max_rows: usize) -> impl Strategy<Value = Case> {
+#[test]
+fn nearest_neighbours_match_the_scan_on_clustered_data() {
+    // Adult-like shapes; values drawn from a few clusters with noise, so that costs tie
+    // often and many queries have their count-th neighbour among a crowd of equals.
+    let shapes: [(u32, u32, usize); 6] = [
+        (74, 5, 4),
+        (16, 4, 3),
+        (7, 3, 2),
+        (41, 6, 3),
+        (2, 2, 1),
+        (5, 3, 2),
+    ];
+    let hierarchies: Vec<Hierarchy> = shapes.iter().map(|&(l, w, h)| intervals(l, w, h)).collect();
+    let mut rng = Rng(23);
+    let centres: Vec<Vec<u32>> = (0..8)
+        .map(|_| shapes.iter().map(|&(l, _, _)| rng.below(l)).collect())
+        .collect();
+    let mut rows: Vec<Vec<u32>> = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    while rows.len() < 900 {
+        let centre = &centres[rng.below(8) as usize];
+        let row: Vec<u32> = shapes
+            .iter()
+            .zip(centre)
+            .map(|(&(l, _, _), &c)| match rng.below(4) {
+                0 => rng.below(l),
+                1 => (c + 1).min(l - 1),
+                _ => c,
+            })
+            .collect();
+        // mostly distinct rows, as the anonymizer passes them, plus a few duplicates
+        if seen.insert(row.clone()) || rng.below(10) == 0 {
+            rows.push(row);
+        }
+    }
+    let tuples = rows.concat();
+    for (kind, weights) in [
+        (LevelCost::Ncp, vec![1.0; 6]),
+        (LevelCost::Height, vec![1.0, 2.0, 1.0, 1.0, 3.0, 1.0]),
+        (LevelCost::Ncp, vec![0.7, 1.3, 0.1, 2.5, 1.0, 0.25]),
+    ] {
+        let model = CostModel::try_new(hierarchies.clone(), weights, kind).unwrap();
+        for count in [1, 4, 9, 40] {
+            let nn = nearest_neighbours(&tuples, 6, &model, count).unwrap();
+            let scan = nearest_neighbours_scan(&tuples, 6, &model, count).unwrap();
+            let trie = nearest_neighbours_trie(&tuples, 6, &model, count).unwrap();
+            assert!(nn == scan, "{kind:?} count {count}: differs from the scan");
+            assert!(trie == scan, "{kind:?} count {count}: the trie differs");
+            // the same lists on any number of threads
+            for threads in [1, 3] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                let again = pool.install(|| nearest_neighbours(&tuples, 6, &model, count));
+                assert!(again.unwrap() == nn, "{threads} threads, count {count}");
+            }
+        }
+    }
+}
+
+/// Hierarchy tables, rows, real weights and whether costs are NCP.
+type TiedCase = (Vec<Vec<Vec<u32>>>, Vec<Vec<u32>>, Vec<f64>, bool);
+
+/// Generated hierarchies (up to 10 leaves, 4 merging steps) and rows drawn mostly from a
+/// small pool, so that duplicates and tied costs abound; weights are whole (exact costs)
+/// or fractional (fixed-point costs).
+fn tied_rows_and_model(max_rows: usize) -> impl Strategy<Value = TiedCase> {
     (
-        prop::collection::vec(nested_table(6, 3), 1..=3),
+        prop::collection::vec(nested_table(10, 4), 1..=4),
         0..=max_rows,
         any::<bool>(),
     )
         .prop_flat_map(|(tables, n, ncp)| {
-            let leaves: Vec<u32> = tables.iter().map(|t| t[0].len() as u32).collect();
-            let row: Vec<BoxedStrategy<u32>> = leaves.iter().map(|&l| (0..l).boxed()).collect();
+            let row: Vec<BoxedStrategy<u32>> = tables
+                .iter()
+                .map(|t| (0..t[0].len() as u32).boxed())
+                .collect();
             let m = tables.len();
+            let weight = prop::sample::select(vec![0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0]);
             (
                 Just(tables),
-                prop::collection::vec(row, n),
-                prop::collection::vec(1u32..4, m),
+                prop::collection::vec(row.clone(), 1..=6),
+                prop::collection::vec((0usize..10, row), n),
+                prop::collection::vec(weight, m),
                 Just(ncp),
             )
         })
-}
-
-fn model_of(tables: &[Vec<Vec<u32>>], weights: &[u32], ncp: bool) -> CostModel {
-    let kind = if ncp {
-        LevelCost::Ncp
-    } else {
-        LevelCost::Height
-    };
-    CostModel::try_new(
-        tables.iter().map(|t| hierarchy_of(t)).collect(),
-        weights.iter().map(|&w| f64::from(w)).collect(),
-        kind,
-    )
-    .unwrap()
+        .prop_map(|(tables, pool, picks, weights, ncp)| {
+            let rows = picks
+                .into_iter()
+                .map(|(i, fresh)| pool.get(i).cloned().unwrap_or(fresh))
+                .collect();
+            (tables, rows, weights, ncp)
+        })
 }
 
 proptest! {
@@ -394,7 +524,28 @@ proptest! {
         let tuples: Vec<u32> = rows.concat();
         let nn = nearest_neighbours(&tuples, m, &model, count).unwrap();
         prop_assert_eq!(nn.len(), rows.len());
+        prop_assert_eq!(&nn, &nearest_neighbours_trie(&tuples, m, &model, count).unwrap());
         prop_assert_eq!(nn, brute_neighbours(&tuples, m, &model, count));
+    }
+
+    #[test]
+    fn neighbours_match_brute_force_with_ties(
+        (tables, rows, weights, ncp) in tied_rows_and_model(70),
+        count in 0usize..75,
+    ) {
+        let kind = if ncp { LevelCost::Ncp } else { LevelCost::Height };
+        let model = CostModel::try_new(
+            tables.iter().map(|t| hierarchy_of(t)).collect(),
+            weights,
+            kind,
+        )
+        .unwrap();
+        let m = tables.len();
+        let tuples: Vec<u32> = rows.concat();
+        let nn = nearest_neighbours(&tuples, m, &model, count).unwrap();
+        prop_assert_eq!(&nn, &brute_neighbours(&tuples, m, &model, count));
+        prop_assert_eq!(&nn, &nearest_neighbours_trie(&tuples, m, &model, count).unwrap());
+        prop_assert_eq!(&nn, &nearest_neighbours_scan(&tuples, m, &model, count).unwrap());
     }
 
     #[test]
@@ -502,13 +653,18 @@ fn time_nearest_neighbours() {
                 .min()
                 .unwrap();
             let start = Instant::now();
+            let scan = nearest_neighbours_scan(&tuples, 9, &model, 4).unwrap();
+            let scanned = start.elapsed();
+            assert!(scan == nearest_neighbours(&tuples, 9, &model, 4).unwrap());
+            let start = Instant::now();
             let parent = build_forest(&tuples, 9, &vec![1; 20_000], 5, &model).unwrap();
             let whole = start.elapsed();
             eprintln!(
                 "{name} {kind:?}: nearest_neighbours(20000 x 9, count 4) {:.3} s (best of 3) on {} \
-                 threads; build_forest(k = 5) {:.3} s, {} edges",
+                 threads, the full scan {:.3} s; build_forest(k = 5) {:.3} s, {} edges",
                 elapsed.as_secs_f64(),
                 rayon::current_num_threads(),
+                scanned.as_secs_f64(),
                 whole.as_secs_f64(),
                 parent.iter().flatten().count(),
             );

@@ -1,5 +1,8 @@
 //! One `#[pyfunction]` per kernel: extract, validate, release the GIL, call the core, wrap.
 
+use kanon_core::anonymize::{anonymize, ForestOptions};
+use kanon_core::cost::{CostModel, LevelCost};
+use kanon_core::extend::extend;
 use kanon_core::{ClassStats, Distance, Hierarchy, KernelError, StatsOptions};
 use pyo3::buffer::{Element, PyBuffer};
 use pyo3::exceptions::PyValueError;
@@ -178,10 +181,7 @@ pub(crate) fn groupify<'py>(
         .iter()
         .map(|b| read(py, "columns", b))
         .collect::<PyResult<_>>()?;
-    let hierarchies: Vec<Vec<Vec<u32>>> = hierarchies
-        .iter()
-        .map(|h| h.iter().map(|b| read(py, "hierarchies", b)).collect())
-        .collect::<PyResult<_>>()?;
+    let hierarchies = read_hierarchies(py, &hierarchies)?;
     let weights = weights.map(|b| read(py, "weights", &b)).transpose()?;
     let classes = run(py, || {
         let built: Vec<Hierarchy> = hierarchies
@@ -198,5 +198,163 @@ pub(crate) fn groupify<'py>(
     Ok((
         le_bytes(py, &classes.class_of_row, u32::to_le_bytes),
         le_bytes(py, &classes.sizes, u64::to_le_bytes),
+    ))
+}
+
+/// Anonymize distinct tuples with the forest algorithm (local recoding).
+///
+/// Args:
+///     tuples: uint32 buffer, row-major leaf codes, ``m`` per tuple.
+///     m: number of quasi-identifiers.
+///     counts: uint64 buffer, how many rows carry each tuple.
+///     hierarchies: per quasi-identifier, its hierarchy as a list of uint32 level-code
+///         buffers (see ``validate_hierarchy``).
+///     weights: per quasi-identifier, a positive weight.
+///     cost: ``'ncp'`` (normalized certainty penalty of the node) or ``'height'``
+///         (the paper's level / height).
+///     k, seed: the privacy parameter and the visiting-order seed (0 = value order).
+///     improve: run the improvement passes.
+///
+/// Returns:
+///     (group_of_row, groups, levels, stats): group ids per row (rows numbered tuple by
+///     tuple, copy by copy) as uint32 bytes; the group count; the level per group and
+///     attribute (row-major uint32 bytes); a dict of counters.
+///
+/// Raises:
+///     InvalidInputError, HierarchyError: inconsistent inputs, k out of range.
+#[pyfunction]
+#[pyo3(signature = (tuples, m, counts, hierarchies, weights, cost, k, seed=0, improve=true))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn forest_anonymize<'py>(
+    py: Python<'py>,
+    tuples: PyBuffer<u32>,
+    m: usize,
+    counts: PyBuffer<u64>,
+    hierarchies: Vec<Vec<PyBuffer<u32>>>,
+    weights: Vec<f64>,
+    cost: &str,
+    k: u64,
+    seed: u64,
+    improve: bool,
+) -> PyResult<Grouping<'py>> {
+    let kind = level_cost(cost)?;
+    let tuples = read(py, "tuples", &tuples)?;
+    let counts = read(py, "counts", &counts)?;
+    let hierarchies = read_hierarchies(py, &hierarchies)?;
+    let options = ForestOptions { k, seed, improve };
+    let release = run(py, || {
+        let model = cost_model(&hierarchies, weights, kind)?;
+        anonymize(&tuples, m, &counts, &model, &options)
+    })?;
+    let s = &release.stats;
+    let d = PyDict::new(py);
+    d.set_item("tuples", s.tuples)?;
+    d.set_item("vertices", s.vertices)?;
+    d.set_item("own_groups", s.own_groups)?;
+    d.set_item("cuts", s.cuts.to_vec())?;
+    d.set_item("repaired", s.repaired)?;
+    d.set_item("cost_before_improve", s.cost_before_improve)?;
+    d.set_item("cost", s.cost)?;
+    Ok((
+        le_bytes(py, &release.group_of_row, u32::to_le_bytes),
+        release.groups,
+        le_bytes(py, &release.levels, u32::to_le_bytes),
+        d,
+    ))
+}
+
+/// A grouping handed back to Python: group of every row (uint32 bytes), number of groups,
+/// level of every group and attribute (uint32 bytes, row-major) and counters.
+type Grouping<'py> = (
+    Bound<'py, PyBytes>,
+    usize,
+    Bound<'py, PyBytes>,
+    Bound<'py, PyDict>,
+);
+
+/// Copy the level-code buffers of every hierarchy.
+fn read_hierarchies(
+    py: Python<'_>,
+    hierarchies: &[Vec<PyBuffer<u32>>],
+) -> PyResult<Vec<Vec<Vec<u32>>>> {
+    hierarchies
+        .iter()
+        .map(|h| h.iter().map(|b| read(py, "hierarchies", b)).collect())
+        .collect()
+}
+
+/// Build the cost model of the forest kernels from level-code buffers.
+fn cost_model(
+    hierarchies: &[Vec<Vec<u32>>],
+    weights: Vec<f64>,
+    kind: LevelCost,
+) -> Result<CostModel, KernelError> {
+    let built: Vec<Hierarchy> = hierarchies
+        .iter()
+        .map(|h| {
+            let views: Vec<&[u32]> = h.iter().map(Vec::as_slice).collect();
+            Hierarchy::try_from_levels(&views)
+        })
+        .collect::<Result<_, _>>()?;
+    CostModel::try_new(built, weights, kind)
+}
+
+fn level_cost(cost: &str) -> PyResult<LevelCost> {
+    match cost {
+        "ncp" => Ok(LevelCost::Ncp),
+        "height" => Ok(LevelCost::Height),
+        other => Err(PyValueError::new_err(format!(
+            "cost must be 'ncp' or 'height', got {other:?}"
+        ))),
+    }
+}
+
+/// Continuous mode: place new rows (group ``0xFFFFFFFF``) without moving existing ones.
+///
+/// Args:
+///     tuples, m, hierarchies, weights, cost: as ``forest_anonymize``.
+///     tuple_of_row: uint32 buffer, the tuple of every row.
+///     group_of_row: uint32 buffer, the group of every existing row (``0..groups``),
+///         ``0xFFFFFFFF`` for a new row.
+///     groups: number of existing groups (each holds at least k rows).
+///     k: the privacy parameter.
+///
+/// Returns:
+///     (group_of_row, groups, levels, stats) as ``forest_anonymize``; existing groups
+///     keep their ids, new groups follow.
+///
+/// Raises:
+///     InvalidInputError, HierarchyError: inconsistent inputs.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn forest_extend<'py>(
+    py: Python<'py>,
+    tuples: PyBuffer<u32>,
+    m: usize,
+    hierarchies: Vec<Vec<PyBuffer<u32>>>,
+    weights: Vec<f64>,
+    cost: &str,
+    tuple_of_row: PyBuffer<u32>,
+    group_of_row: PyBuffer<u32>,
+    groups: usize,
+    k: usize,
+) -> PyResult<Grouping<'py>> {
+    let kind = level_cost(cost)?;
+    let tuples = read(py, "tuples", &tuples)?;
+    let tuple_of_row = read(py, "tuple_of_row", &tuple_of_row)?;
+    let group_of_row = read(py, "group_of_row", &group_of_row)?;
+    let hierarchies = read_hierarchies(py, &hierarchies)?;
+    let e = run(py, || {
+        let model = cost_model(&hierarchies, weights, kind)?;
+        extend(&tuples, m, &model, &tuple_of_row, &group_of_row, groups, k)
+    })?;
+    let d = PyDict::new(py);
+    d.set_item("joined", e.joined)?;
+    d.set_item("new_groups", e.new_groups)?;
+    Ok((
+        le_bytes(py, &e.group_of_row, u32::to_le_bytes),
+        e.groups,
+        le_bytes(py, &e.levels, u32::to_le_bytes),
+        d,
     ))
 }

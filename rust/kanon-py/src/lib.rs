@@ -10,7 +10,9 @@ use pyo3::prelude::*;
 #[pymodule(gil_used = false)]
 mod _core {
     #[pymodule_export]
-    use super::kernels::{class_stats, encode_strings, groupify, validate_hierarchy};
+    use super::kernels::{
+        class_stats, encode_strings, forest_anonymize, forest_extend, groupify, validate_hierarchy,
+    };
     #[pymodule_export]
     use super::sql::sql_bundle;
 

@@ -15,6 +15,11 @@ const BUNDLE: &[(&str, &str)] = &[
         "210_kanon_classes.sql",
         include_str!("../../../sql/210_kanon_classes.sql"),
     ),
+    ("300_kanon.sql", include_str!("../../../sql/300_kanon.sql")),
+    (
+        "310_kanon_metrics.sql",
+        include_str!("../../../sql/310_kanon_metrics.sql"),
+    ),
 ];
 
 /// Return the embedded SQL files as ``[(file name, text), ...]`` in load order.

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests: generated nested hierarchy tables.
 #![allow(dead_code)]
 
+use kanon_core::cost::{CostModel, LevelCost};
 use kanon_core::Hierarchy;
 use proptest::prelude::*;
 
@@ -138,4 +139,42 @@ pub(crate) fn branching_table_with_order(
             Just((0..n).collect::<Vec<usize>>()).prop_shuffle(),
         )
     })
+}
+
+/// Hierarchy tables, rows (with duplicates), attribute weights and whether costs are NCP.
+pub(crate) type Case = (Vec<Vec<Vec<u32>>>, Vec<Vec<u32>>, Vec<u32>, bool);
+
+/// Generated hierarchies, up to `max_rows` rows (with duplicates) and a cost kind.
+pub(crate) fn rows_and_model(max_rows: usize) -> impl Strategy<Value = Case> {
+    (
+        prop::collection::vec(nested_table(6, 3), 1..=3),
+        0..=max_rows,
+        any::<bool>(),
+    )
+        .prop_flat_map(|(tables, n, ncp)| {
+            let leaves: Vec<u32> = tables.iter().map(|t| t[0].len() as u32).collect();
+            let row: Vec<BoxedStrategy<u32>> = leaves.iter().map(|&l| (0..l).boxed()).collect();
+            let m = tables.len();
+            (
+                Just(tables),
+                prop::collection::vec(row, n),
+                prop::collection::vec(1u32..4, m),
+                Just(ncp),
+            )
+        })
+}
+
+/// The cost model of generated tables.
+pub(crate) fn model_of(tables: &[Vec<Vec<u32>>], weights: &[u32], ncp: bool) -> CostModel {
+    let kind = if ncp {
+        LevelCost::Ncp
+    } else {
+        LevelCost::Height
+    };
+    CostModel::try_new(
+        tables.iter().map(|t| hierarchy_of(t)).collect(),
+        weights.iter().map(|&w| f64::from(w)).collect(),
+        kind,
+    )
+    .unwrap()
 }

@@ -1,0 +1,103 @@
+"""Shared by the benchmarks: data folder, quoting, per-process memory, workers, tables.
+
+Memory: "peak+ MiB" is how far a worker's resident set (RSS) rose above its level just
+before the timed runs (the kernel's high-water mark, VmHWM, reset through
+/proc/self/clear_refs after loading and the warm-up); "proc MiB" is the worker's
+whole-life peak RSS (VmHWM before the reset and after the runs).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def data_dir() -> Path:
+    """Benchmark data: $KANON_DATA, else ``shared/data`` beside the repository."""
+    return Path(os.environ.get("KANON_DATA", REPO.parent / "shared" / "data"))
+
+
+def ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def proc_status(key: str) -> int | None:
+    """A ``VmXXX`` line of /proc/self/status in bytes (None off Linux)."""
+    try:
+        with Path("/proc/self/status").open() as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def reset_peak_rss() -> bool:
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        return False
+    return True
+
+
+def process_peak(*hwms: int | None) -> int:
+    """Peak RSS of this process: the VmHWM readings, else ru_maxrss.
+
+    ru_maxrss is only the fallback: on Linux it keeps the parent's RSS at fork across the
+    exec, so a small worker of a big parent reports the parent's size.
+    """
+    known = [h for h in hwms if h is not None]
+    if known:
+        return max(known)
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def run_worker(script: str, spec: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """Run ``script --worker SPEC`` in a fresh process; its last stdout line is JSON."""
+    try:
+        proc = subprocess.run(
+            [sys.executable, script, "--worker", json.dumps(spec)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return {"note": f"did not finish in {timeout:.0f} s"}
+    if proc.returncode != 0:
+        tail = proc.stderr.strip().splitlines()[-1:] or ["?"]
+        return {"note": f"failed: {tail[0][:60]}"}
+    out: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return out
+
+
+def mib(b: int | None) -> str:
+    return "n/a" if b is None else f"{b / 2**20:,.0f}"
+
+
+def print_table(header: tuple[str, ...], lines: list[tuple[str, ...]], left: set[int]) -> None:
+    """Print an aligned text table; columns in ``left`` are left-aligned."""
+    widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(header)]
+
+    def fmt(cells: tuple[str, ...]) -> str:
+        return " | ".join(
+            c.ljust(w) if i in left else c.rjust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        )
+
+    print(fmt(header))
+    print("-+-".join("-" * w for w in widths))
+    for line in lines:
+        print(fmt(line))

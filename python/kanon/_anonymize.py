@@ -1,0 +1,378 @@
+"""The planner of ``kanon(...)``: local recoding with the forest algorithm, as one query.
+
+The generated SQL, step by step (all CTEs of one statement):
+
+1. ``__kanon_h{j}``: the hierarchy of quasi-identifier ``j`` (a configured lookup table,
+   or the type's default from :func:`kanon.hierarchy.default_spec`), its level-0
+   value as text ``k`` and labels ``l1 … lL``.
+2. ``__kanon_v{j}``: the hierarchy restricted to the values present in the data (plus a
+   NULL leaf right under the root when the column holds NULLs), with dense codes:
+   ``a0`` the leaf in depth-first order, ``a{l}`` the label at level ``l``.
+3. ``__kanon_r``: every source row with its leaf codes and its label path.
+4. ``__kanon_t``: the distinct code tuples in value order with their counts and the
+   index ``start`` of their first row.
+5. ``__kanon_run``: one call of the kernel UDF ``kanon_forest`` on the packed tuples and
+   hierarchies; it returns the group of every row and the level of every group.
+6. The rows, numbered within their tuple in the order of all their columns (so equal
+   inputs give equal releases, whatever the row order), joined to their group; each
+   quasi-identifier becomes the label of its group's level (``'*'`` at the top),
+   identifiers become ``'*'``, other columns are unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kanon._catalog import Column, Table, configured_full, resolve_columns, resolve_table
+from kanon._sql import ident, literal
+from kanon.exceptions import ConfigError, HierarchyError, InvalidInputError
+from kanon.hierarchy import ROOT, default_select, default_spec, leaves_from, value_text
+
+if TYPE_CHECKING:
+    import duckdb
+
+__all__ = [
+    "AnonymizeOptions",
+    "AnonymizePlan",
+    "QuasiIdentifier",
+    "hierarchy_cte",
+    "hierarchy_of",
+    "hierarchy_select",
+    "plan_anonymize",
+    "resolve_qis",
+]
+
+#: method → (pair cost, improvement passes). "forest": NCP pair costs, repair and
+#: improvement passes (the default). "forest_paper": Aggarwal et al.'s algorithm as
+#: published (level / height pair costs, FOREST, DECOMPOSE, repair pass only).
+METHODS: dict[str, tuple[str, bool]] = {"forest": ("ncp", True), "forest_paper": ("height", False)}
+_SHOWN = 5
+
+
+@dataclass(frozen=True)
+class AnonymizeOptions:
+    """Arguments of an anonymization besides the table."""
+
+    k: int
+    qi: tuple[str, ...] = ()
+    seed: int = 0
+    method: str = "forest"
+
+    def validate(self) -> None:
+        """Reject out-of-range arguments with a message naming the parameter."""
+        if not isinstance(self.k, int) or isinstance(self.k, bool) or self.k < 1:
+            msg = f"k must be a positive integer, got {self.k!r}"
+            raise InvalidInputError(msg)
+        seed = self.seed
+        if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**64:
+            msg = f"seed must be an integer in [0, 2^64), got {seed!r}"
+            raise InvalidInputError(msg)
+        if self.method not in METHODS:
+            msg = f"method must be one of {', '.join(map(repr, METHODS))}, got {self.method!r}"
+            raise InvalidInputError(msg)
+
+
+@dataclass(frozen=True)
+class QuasiIdentifier:
+    """A quasi-identifier and the hierarchy it is generalized with."""
+
+    column: Column
+    hierarchy: str | None  # configured lookup table, None for the type's default
+    select: str  # SQL selecting the hierarchy (columns by position)
+    labels: tuple[str, ...]  # the hierarchy's column names, level 0 first
+    level0_type: str  # type of the hierarchy's level-0 column
+    weight: float
+    default: dict[str, Any] | None = None  # the type default's spec (no hierarchy table)
+
+    @property
+    def height(self) -> int:
+        """Levels above the leaves."""
+        return len(self.labels) - 1
+
+
+@dataclass(frozen=True)
+class AnonymizePlan:
+    """The SQL of an anonymization and what it resolved."""
+
+    sql: str
+    assignment_sql: str  # every source column, "__kanon_grp" and "__kanon_lvl" per row
+    table: Table
+    qis: tuple[QuasiIdentifier, ...]
+    identifiers: tuple[str, ...]
+    rows: int
+
+
+def hierarchy_of(
+    con: duckdb.DuckDBPyConnection, table: Table, col: Column, name: str | None, weight: float
+) -> QuasiIdentifier:
+    if name is None:
+        spec = default_spec(con, table.sql, col.name, col.type)
+        select = default_select(leaves_from(table.sql, col.name, col.type), spec)
+        described = con.execute(f"DESCRIBE {select}").fetchall()
+        labels = tuple(str(r[0]) for r in described)
+        level0 = str(described[0][1])
+        return QuasiIdentifier(col, None, select, labels, level0, weight, spec)
+    try:
+        h = resolve_table(con, name)
+    except ConfigError:
+        msg = f"hierarchy table {name!r} of column {col.name!r} does not exist"
+        raise ConfigError(msg) from None
+    if len(h.columns) < 2:
+        msg = (
+            f"hierarchy {name!r} of column {col.name!r} has {len(h.columns)} column; "
+            "it needs at least 2 (the values and a root)"
+        )
+        raise HierarchyError(msg)
+    labels = tuple(c.name for c in h.columns)
+    select = f"SELECT * FROM {h.sql}"
+    return QuasiIdentifier(col, name, select, labels, h.columns[0].type, weight)
+
+
+def hierarchy_select(q: QuasiIdentifier) -> str:
+    """The hierarchy with its level-0 value as text ``k`` and labels ``l1 … lL``."""
+    cols = [ident(c) for c in q.labels]
+    exprs = [f"{value_text(cols[0], q.level0_type)} AS k"]
+    exprs += [f"CAST({c} AS VARCHAR) AS l{i}" for i, c in enumerate(cols[1:], start=1)]
+    return f"SELECT {', '.join(exprs)} FROM ({q.select})"
+
+
+def hierarchy_cte(j: int, q: QuasiIdentifier) -> str:
+    """CTE ``__kanon_h{j}``: :func:`hierarchy_select` of quasi-identifier ``j``."""
+    return f'"__kanon_h{j}" AS ({hierarchy_select(q)})'
+
+
+def _check_hierarchies(
+    con: duckdb.DuckDBPyConnection, table: Table, qis: list[QuasiIdentifier], ctes: list[str]
+) -> None:
+    """One query finding the first problem of any configured hierarchy, named in full."""
+    probes: list[str] = []
+    for j, q in enumerate(qis):
+        if q.hierarchy is None:
+            continue
+        h = f'"__kanon_h{j}"'
+        c = ident(q.column.name)
+        top = q.height
+        probes.append(
+            f"(SELECT 1 AS kind, {j} AS j, v, NULL AS w FROM "
+            f"(SELECT {value_text(c, q.column.type)} AS v "
+            f"FROM {table.sql} WHERE {c} IS NOT NULL EXCEPT SELECT k FROM {h}) "
+            f"ORDER BY v LIMIT {_SHOWN})"
+        )
+        probes.append(
+            f"(SELECT 2, {j}, k, NULL FROM {h} GROUP BY k HAVING count(*) > 1 "
+            f"ORDER BY k LIMIT {_SHOWN})"
+        )
+        nulls = " OR ".join(["k IS NULL"] + [f"l{i} IS NULL" for i in range(1, top + 1)])
+        probes.append(f"(SELECT 3, {j}, k, NULL FROM {h} WHERE {nulls} LIMIT 1)")
+        for i in range(top):
+            lo = "k" if i == 0 else f"l{i}"
+            probes.append(
+                f"(SELECT 4, {j}, {lo}, {i} FROM {h} GROUP BY {lo} "
+                f"HAVING count(DISTINCT l{i + 1}) > 1 ORDER BY {lo} LIMIT 1)"
+            )
+        probes.append(
+            f"(SELECT 5, {j}, NULL, count(DISTINCT l{top}) FROM {h} "
+            f"HAVING count(DISTINCT l{top}) <> 1)"
+        )
+    if not probes:
+        return
+    rows = con.execute(
+        "WITH " + ",\n".join(ctes) + "\nSELECT * FROM (" + " UNION ALL ".join(probes) + ") "
+        "ORDER BY kind, j, v"
+    ).fetchall()
+    if not rows:
+        return
+    kind, j, _, extra = rows[0]
+    q = qis[j]
+    where = f"hierarchy {q.hierarchy!r} of column {q.column.name!r}"
+    values = [v for kd, jj, v, _ in rows if kd == kind and jj == j]
+    shown = ", ".join(repr(v) for v in values)
+    if kind == 1:
+        msg = (
+            f"{where} does not cover value(s) {shown} of table {table.name!r}; add them to "
+            "the hierarchy"
+        )
+    elif kind == 2:
+        msg = f"{where} lists level-0 value(s) more than once: {shown}"
+    elif kind == 3:
+        msg = f"{where} has a NULL label (row of value {values[0]!r})"
+    elif kind == 4:
+        msg = (
+            f"{where} is not nested: label {values[0]!r} at level {extra} has more than one "
+            f"parent at level {int(extra) + 1}"
+        )
+    else:
+        msg = f"{where} has {extra} roots at its top level; it needs exactly one"
+    raise HierarchyError(msg)
+
+
+def resolve_qis(
+    con: duckdb.DuckDBPyConnection,
+    table: Table,
+    qi: tuple[str, ...],
+    config: list[tuple[str, str, str | None, float]],
+) -> list[QuasiIdentifier]:
+    """The QIs given (else those configured), each with its hierarchy and weight."""
+    names = list(qi) or [c for c, role, _, _ in config if role == "qi"]
+    if not names:
+        msg = (
+            f"no quasi-identifiers for table {table.name!r}: pass qi := [...] or configure "
+            "them with kanon.configure(...) / INSERT INTO kanon_columns"
+        )
+        raise ConfigError(msg)
+    settings = {c.lower(): (h, w) for c, _, h, w in config}
+    return [
+        hierarchy_of(con, table, col, *settings.get(col.name.lower(), (None, 1.0)))
+        for col in resolve_columns(table, names, "qi")
+    ]
+
+
+def plan_anonymize(
+    con: duckdb.DuckDBPyConnection, tbl: str, options: AnonymizeOptions
+) -> AnonymizePlan:
+    """Return the SQL of ``kanon(tbl, k, ...)``: the anonymized rows of ``tbl``.
+
+    Reads the catalog (table, configuration, hierarchy tables), checks the configured
+    hierarchies against the data, and counts the rows (``k`` above it is an error).
+    """
+    options.validate()
+    table = resolve_table(con, tbl)
+    config = configured_full(con, table.name)
+    qis = resolve_qis(con, table, options.qi, config)
+    roles = {c.lower(): role for c, role, _, _ in config}
+    qi_names = {q.column.name for q in qis}
+    identifiers = tuple(
+        c.name
+        for c in table.columns
+        if c.name not in qi_names and roles.get(c.name.lower()) == "identifier"
+    )
+    rows = int(con.execute(f"SELECT count(*) FROM {table.sql}").fetchall()[0][0])
+    if options.k > rows:
+        msg = f"k = {options.k} exceeds the number of rows of table {table.name!r} ({rows})"
+        raise InvalidInputError(msg)
+    ctes = [hierarchy_cte(j, q) for j, q in enumerate(qis)]
+    _check_hierarchies(con, table, qis, ctes)
+    sql, assignment = _release_sql(table, qis, identifiers, options, ctes)
+    return AnonymizePlan(sql, assignment, table, tuple(qis), identifiers, rows)
+
+
+def _release_sql(
+    table: Table,
+    qis: list[QuasiIdentifier],
+    identifiers: tuple[str, ...],
+    options: AnonymizeOptions,
+    ctes: list[str],
+) -> tuple[str, str]:
+    """The release query and the assignment query (source columns, group, levels)."""
+    m = len(qis)
+    ctes = list(ctes)
+    src = table.sql
+    for j, q in enumerate(qis):
+        top = q.height
+        c = ident(q.column.name)
+        path = ", ".join([f"l{i}" for i in range(top, 0, -1)] + ["k"])
+        levels = ", ".join(
+            f"(dense_rank() OVER (ORDER BY l{i}) - 1)::UINTEGER AS a{i}" for i in range(1, top + 1)
+        )
+        nulls = ", ".join(["NULL"] * top)  # k and the labels below the root
+        ctes.append(
+            f'"__kanon_v{j}" AS (SELECT k, {", ".join(f"l{i}" for i in range(1, top + 1))}, '
+            f"(dense_rank() OVER (ORDER BY {path}) - 1)::UINTEGER AS a0, {levels} FROM ("
+            f'SELECT * FROM "__kanon_h{j}" WHERE k IN '
+            f"(SELECT {value_text(c, q.column.type)} FROM {src} WHERE {c} IS NOT NULL) "
+            f"UNION ALL SELECT {nulls}, "
+            f'(SELECT max(l{top}) FROM "__kanon_h{j}") '
+            f"WHERE EXISTS (SELECT 1 FROM {src} WHERE {c} IS NULL)))"
+        )
+    codes = [f'"__kanon_c{j}"' for j in range(m)]
+    code_list = ", ".join(codes)
+    selects = ["s.*"]
+    joins = []
+    for j, q in enumerate(qis):
+        labels = ", ".join(["v.k"] + [f"v.l{i}" for i in range(1, q.height + 1)]).replace(
+            "v.", f"v{j}."
+        )
+        key = value_text(f"s.{ident(q.column.name)}", q.column.type)
+        # The table changed since planning (or the SQL is rerun later): a value without
+        # a leaf, or outside the range a default interval hierarchy was planned for,
+        # stops the query rather than losing its row or getting a wrong label.
+        lost = literal(f"a value of column {q.column.name!r} is missing from its hierarchy: ")
+        guard = f"WHEN v{j}.a0 IS NULL THEN error({lost} || {key}) "
+        if q.default is not None and q.default["kind"] in ("int", "float"):
+            x = f"CAST(s.{ident(q.column.name)} AS DOUBLE)"
+            lo, hi = float(q.default["lo"]), float(q.default["hi"])
+            outside = literal(
+                f"a value of column {q.column.name!r} is outside the range [{lo!r}, {hi!r}] "
+                "its interval hierarchy was planned for; plan the query again: "
+            )
+            guard += f"WHEN {x} < {lo!r} OR {x} > {hi!r} THEN error({outside} || {key}) "
+        selects.append(
+            f'CASE {guard}ELSE v{j}.a0 END AS {codes[j]}, [{labels}] AS "__kanon_lab{j}"'
+        )
+        joins.append(f'LEFT JOIN "__kanon_v{j}" v{j} ON {key} IS NOT DISTINCT FROM v{j}.k')
+    ctes.append(f'"__kanon_r" AS (SELECT {", ".join(selects)} FROM {src} s {" ".join(joins)})')
+    ctes.append(
+        f'"__kanon_t" AS (SELECT {code_list}, count(*)::UBIGINT AS n, '
+        "(row_number() OVER w - 1)::UBIGINT AS t, "
+        "coalesce(sum(count(*)) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)"
+        f'::UBIGINT AS start FROM "__kanon_r" GROUP BY {code_list} '
+        f"WINDOW w AS (ORDER BY {code_list}))"
+    )
+    hierarchies = ", ".join(
+        "(SELECT ["
+        + ", ".join(f"list(a{i} ORDER BY a0)" for i in range(q.height + 1))
+        + f'] FROM "__kanon_v{j}")'
+        for j, q in enumerate(qis)
+    )
+    weights = ", ".join(repr(float(q.weight)) for q in qis)
+    cost, improve = METHODS[options.method]
+    kernel_options = {"m": m, "cost": cost, "improve": improve}
+    ctes.append(
+        '"__kanon_run" AS (SELECT kanon_forest('
+        f'(SELECT flatten(list([{code_list}] ORDER BY t)) FROM "__kanon_t"), '
+        '(SELECT list(n ORDER BY t) FROM "__kanon_t"), '
+        f"[{hierarchies}], [{weights}]::DOUBLE[], {options.k}::UBIGINT, "
+        f"{options.seed}::UBIGINT, {literal(json.dumps(kernel_options))}) AS r)"
+    )
+    ctes.append(
+        '"__kanon_g" AS (SELECT unnest(r.g) AS "__kanon_grp", '
+        '(generate_subscripts(r.g, 1) - 1)::UBIGINT AS "__kanon_i" FROM "__kanon_run")'
+    )
+    ctes.append(
+        '"__kanon_lv" AS (SELECT unnest(r.lv) AS "__kanon_lvl", '
+        '(generate_subscripts(r.lv, 1) - 1)::UINTEGER AS "__kanon_grp" FROM "__kanon_run")'
+    )
+    order = ", ".join(f"r.{ident(c.name)}" for c in table.columns)
+    partition = ", ".join(f"r.{c}" for c in codes)
+    ctes.append(
+        '"__kanon_n" AS (SELECT r.*, t.start + row_number() OVER '
+        f'(PARTITION BY {partition} ORDER BY {order}) - 1 AS "__kanon_i" '
+        f'FROM "__kanon_r" r JOIN "__kanon_t" t USING ({code_list}))'
+    )
+    position = {q.column.name: j for j, q in enumerate(qis)}
+    out = []
+    for col in table.columns:
+        name = ident(col.name)
+        if col.name in position:
+            j = position[col.name]
+            lvl = f'"__kanon_lvl"[{j + 1}]'
+            out.append(
+                f"CASE WHEN {lvl} = {qis[j].height} THEN {literal(ROOT)} "
+                f'ELSE "__kanon_lab{j}"[{lvl} + 1] END AS {name}'
+            )
+        elif col.name in identifiers:
+            out.append(f"{literal(ROOT)} AS {name}")
+        else:
+            out.append(name)
+    head = "WITH " + ",\n".join(ctes)
+    tail = (
+        'FROM "__kanon_n" JOIN "__kanon_g" USING ("__kanon_i") '
+        'JOIN "__kanon_lv" USING ("__kanon_grp")'
+    )
+    source = ", ".join(ident(c.name) for c in table.columns)
+    return (
+        f"{head}\nSELECT {', '.join(out)} {tail}",
+        f'{head}\nSELECT {source}, "__kanon_grp", "__kanon_lvl" {tail}',
+    )

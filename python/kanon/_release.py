@@ -1,0 +1,158 @@
+"""``kanon.anonymize``, ``kanon.explain`` and ``kanon.metrics``: releases from Python."""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+
+from kanon._anonymize import AnonymizeOptions, plan_anonymize
+from kanon._inputs import Data, as_table
+from kanon._metrics import Metrics, plan_metrics
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["anonymize", "explain", "metrics"]
+
+
+def explain(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    k: int,
+    qi: list[str] | None = None,
+    *,
+    seed: int = 0,
+    method: str = "forest",
+) -> str:
+    """Return the SQL that ``SELECT * FROM kanon(table, k := k, ...)`` runs.
+
+    The query needs the kernel UDF ``kanon_forest`` (``kanon.install(con)``) and reads
+    the source table, the configured hierarchy tables and nothing else.
+
+    Args:
+        con: the connection holding ``table``.
+        table: the table or view to anonymize.
+        k: the smallest class size (1 ≤ k ≤ rows).
+        qi: quasi-identifier columns (default: those configured for the table).
+        seed: 0 for value order; another value draws another, equally valid release.
+        method: ``"forest"`` (Aggarwal et al. 2005 with repair and improvement passes).
+
+    Returns:
+        The SQL text.
+
+    Raises:
+        ConfigError: unknown table or column, no quasi-identifiers, missing hierarchy.
+        HierarchyError: a configured hierarchy is malformed or misses a value.
+        InvalidInputError: k, seed or method out of range.
+    """
+    options = AnonymizeOptions(k=k, qi=tuple(qi or ()), seed=seed, method=method)
+    return plan_anonymize(con, table, options).sql
+
+
+def _like(data: Data, result: pa.Table, con: duckdb.DuckDBPyConnection | None) -> Any:
+    """Return ``result`` as the same kind of object as ``data``."""
+    module = type(data).__module__
+    if isinstance(data, duckdb.DuckDBPyRelation):
+        return (con or duckdb.default_connection()).from_arrow(result)
+    if module.startswith("pandas"):
+        return result.to_pandas()
+    if module.startswith("polars"):
+        import polars as pl
+
+        return pl.from_arrow(result)
+    return result
+
+
+def anonymize(
+    data: Data,
+    k: int,
+    qi: list[str] | None = None,
+    *,
+    con: duckdb.DuckDBPyConnection | None = None,
+    seed: int = 0,
+    method: str = "forest",
+) -> Any:
+    """Return a k-anonymous release of ``data`` (SQL ``kanon(...)``).
+
+    Every combination of released quasi-identifier labels occurs at least ``k`` times;
+    each label is the hierarchy ancestor of the original value at the group's level
+    (``'*'`` at the top); identifier columns become ``'*'``; other columns and the
+    row count are unchanged. The source is only read.
+
+    Args:
+        data: a table name (with ``con``), a DuckDB relation, a pandas or polars
+            DataFrame or a pyarrow Table.
+        k: the smallest class size (1 ≤ k ≤ rows).
+        qi: quasi-identifier columns (default: those configured for the table).
+        con: connection holding ``data`` when it is a table name.
+        seed: 0 for value order; another value draws another, equally valid release.
+        method: ``"forest"``.
+
+    Returns:
+        The same kind of object as ``data``: a DuckDB relation for a table name or a
+        relation, a pandas / polars DataFrame, or a pyarrow Table.
+
+    Raises:
+        ConfigError, HierarchyError, InvalidInputError: as :func:`explain`.
+
+    Examples:
+        >>> import pyarrow as pa, kanon
+        >>> t = pa.table({"age": [30, 31, 32, 40, 41, 42], "dx": list("abcdef")})
+        >>> out = kanon.anonymize(t, k=3, qi=["age"])
+        >>> sorted(out.column("age").to_pylist())
+        ['[30..32]', '[30..32]', '[30..32]', '[39..42]', '[39..42]', '[39..42]']
+    """
+    options = AnonymizeOptions(k=k, qi=tuple(qi or ()), seed=seed, method=method)
+    if isinstance(data, str):
+        with as_table(data, con) as (con_, name):
+            return con_.sql(plan_anonymize(con_, name, options).sql)
+    with as_table(data, con) as (con_, name):
+        result = con_.sql(plan_anonymize(con_, name, options).sql).to_arrow_table()
+    return _like(data, result, con)
+
+
+def metrics(
+    original: Data,
+    released: Data,
+    qi: list[str] | None = None,
+    *,
+    con: duckdb.DuckDBPyConnection | None = None,
+    k: int | None = None,
+) -> Metrics:
+    """Measure the utility of ``released``, a release of ``original`` (SQL ``kanon_metrics``).
+
+    Args:
+        original: the source data: a table name (with ``con``), a DuckDB relation, a
+            pandas or polars DataFrame or a pyarrow Table. Its configured (or given)
+            QIs and hierarchies define the metrics.
+        released: the release, same kinds of input, with the QI columns holding labels.
+        qi: quasi-identifier columns (default: those configured for ``original``).
+        con: connection holding the tables given by name.
+        k: the k the release was made for (C_AVG); default: its smallest class.
+
+    Returns:
+        A :class:`Metrics`.
+
+    Raises:
+        ConfigError: unknown table or column, no quasi-identifiers.
+        duckdb.Error: a released label is not in the hierarchy.
+    """
+    with ExitStack() as stack:
+        con_, src = stack.enter_context(as_table(original, con, "original"))
+        _, rel = stack.enter_context(as_table(released, con_, "released"))
+        rows = con_.execute(plan_metrics(con_, src, rel, tuple(qi or ()), k)).fetchall()
+    (row,) = rows
+    rows_, classes, min_class, k_, cost, gcp, dm, c_avg, by_column = row
+    return Metrics(
+        rows=int(rows_),
+        classes=int(classes),
+        min_class=int(min_class),
+        k=int(k_),
+        cost=float(cost),
+        gcp=float(gcp),
+        dm=int(dm),
+        c_avg=float(c_avg),
+        gcp_by_column={str(c): float(v) for c, v in dict(by_column).items()},
+    )
