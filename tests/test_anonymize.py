@@ -201,6 +201,24 @@ def test_release_keeps_columns_in_order_and_types(con: duckdb.DuckDBPyConnection
     assert con.execute("SELECT count(*), count(DISTINCT score) FROM r").fetchall() == [(200, 200)]
 
 
+def test_column_names_of_the_generated_sql_are_ordinary_names(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    # Names the generated SQL uses for its own columns and aliases, as source columns.
+    names = ["k", "l1", "a0", "n", "t", "r", "s", "v0", "lv", "g"]
+    cols = ", ".join(f'(i * {j + 1}) % 5 AS "{c}"' for j, c in enumerate(names))
+    con.execute(f"CREATE TABLE odd AS SELECT {cols} FROM range(60) r(i)")
+    rel = con.sql("SELECT * FROM kanon('odd', k := 3, qi := ['k', 'a0', 'n'])")
+    assert rel.columns == names
+    con.execute("CREATE TABLE odd_r AS SELECT * FROM kanon('odd', k := 3, qi := ['k', 'a0', 'n'])")
+    assert _min_class(con, "odd_r", ["k", "a0", "n"]) >= 3
+    # The other columns are unchanged, row for row.
+    others = ", ".join(f'"{c}"' for c in names if c not in ("k", "a0", "n"))
+    assert sorted(con.execute(f"SELECT {others} FROM odd_r").fetchall()) == sorted(
+        con.execute(f"SELECT {others} FROM odd").fetchall()
+    )
+
+
 ADULT_QI = [
     "sex",
     "age",

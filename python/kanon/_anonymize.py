@@ -9,12 +9,12 @@ The generated SQL, step by step (all CTEs of one statement):
    NULL leaf right under the root when the column holds NULLs), with dense codes:
    ``a0`` the leaf in depth-first order, ``a{l}`` the label at level ``l``.
 3. ``__kanon_r``: every source row with its leaf codes and its label path.
-4. ``__kanon_t``: the distinct code tuples in value order with their counts and the
-   index ``start`` of their first row.
+4. ``__kanon_t``: the distinct code tuples in value order with their counts.
 5. ``__kanon_run``: one call of the kernel UDF ``kanon_forest`` on the packed tuples and
    hierarchies; it returns the group of every row and the level of every group.
-6. The rows, numbered within their tuple in the order of all their columns (so equal
-   inputs give equal releases, whatever the row order), joined to their group; each
+6. The rows, numbered in the order of their codes and then of all their columns (the
+   kernel's numbering, tuple by tuple; equal inputs give equal releases, whatever the
+   row order), joined to their group; each
    quasi-identifier becomes the label of its group's level (``'*'`` at the top),
    identifiers become ``'*'``, other columns are unchanged.
 """
@@ -291,9 +291,6 @@ def _release_sql(
     selects = ["s.*"]
     joins = []
     for j, q in enumerate(qis):
-        labels = ", ".join(["v.k"] + [f"v.l{i}" for i in range(1, q.height + 1)]).replace(
-            "v.", f"v{j}."
-        )
         key = value_text(f"s.{ident(q.column.name)}", q.column.type)
         # The table changed since planning (or the SQL is rerun later): a value without
         # a leaf, or outside the range a default interval hierarchy was planned for,
@@ -308,17 +305,13 @@ def _release_sql(
                 "its interval hierarchy was planned for; plan the query again: "
             )
             guard += f"WHEN {x} < {lo!r} OR {x} > {hi!r} THEN error({outside} || {key}) "
-        selects.append(
-            f'CASE {guard}ELSE v{j}.a0 END AS {codes[j]}, [{labels}] AS "__kanon_lab{j}"'
-        )
+        selects.append(f"CASE {guard}ELSE v{j}.a0 END AS {codes[j]}")
         joins.append(f'LEFT JOIN "__kanon_v{j}" v{j} ON {key} IS NOT DISTINCT FROM v{j}.k')
     ctes.append(f'"__kanon_r" AS (SELECT {", ".join(selects)} FROM {src} s {" ".join(joins)})')
     ctes.append(
         f'"__kanon_t" AS (SELECT {code_list}, count(*)::UBIGINT AS n, '
-        "(row_number() OVER w - 1)::UBIGINT AS t, "
-        "coalesce(sum(count(*)) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)"
-        f'::UBIGINT AS start FROM "__kanon_r" GROUP BY {code_list} '
-        f"WINDOW w AS (ORDER BY {code_list}))"
+        f"(row_number() OVER (ORDER BY {code_list}) - 1)::UBIGINT AS t "
+        f'FROM "__kanon_r" GROUP BY {code_list})'
     )
     hierarchies = ", ".join(
         "(SELECT ["
@@ -344,12 +337,12 @@ def _release_sql(
         '"__kanon_lv" AS (SELECT unnest(r.lv) AS "__kanon_lvl", '
         '(generate_subscripts(r.lv, 1) - 1)::UINTEGER AS "__kanon_grp" FROM "__kanon_run")'
     )
-    order = ", ".join(f"r.{ident(c.name)}" for c in table.columns)
-    partition = ", ".join(f"r.{c}" for c in codes)
+    # Rows sorted by their codes (the tuples' order), then by all their columns: the
+    # rows of tuple t take the positions start_t, start_t + 1, ... the kernel numbers them.
+    order = ", ".join([f"r.{c}" for c in codes] + [f"r.{ident(c.name)}" for c in table.columns])
     ctes.append(
-        '"__kanon_n" AS (SELECT r.*, t.start + row_number() OVER '
-        f'(PARTITION BY {partition} ORDER BY {order}) - 1 AS "__kanon_i" '
-        f'FROM "__kanon_r" r JOIN "__kanon_t" t USING ({code_list}))'
+        '"__kanon_n" AS (SELECT r.*, (row_number() OVER '
+        f'(ORDER BY {order}) - 1)::UBIGINT AS "__kanon_i" FROM "__kanon_r" r)'
     )
     position = {q.column.name: j for j, q in enumerate(qis)}
     out = []
@@ -357,22 +350,26 @@ def _release_sql(
         name = ident(col.name)
         if col.name in position:
             j = position[col.name]
-            lvl = f'"__kanon_lvl"[{j + 1}]'
+            lvl = f'lv."__kanon_lvl"[{j + 1}]'
+            labels = ", ".join([f"v{j}.k"] + [f"v{j}.l{i}" for i in range(1, qis[j].height + 1)])
             out.append(
                 f"CASE WHEN {lvl} = {qis[j].height} THEN {literal(ROOT)} "
-                f'ELSE "__kanon_lab{j}"[{lvl} + 1] END AS {name}'
+                f"ELSE [{labels}][{lvl} + 1] END AS {name}"
             )
         elif col.name in identifiers:
             out.append(f"{literal(ROOT)} AS {name}")
         else:
-            out.append(name)
+            out.append(f"n.{name}")
     head = "WITH " + ",\n".join(ctes)
+    # Labels come from the hierarchies by leaf code, after the rows were numbered (so the
+    # sort above does not carry them).
+    labels_join = " ".join(f'JOIN "__kanon_v{j}" v{j} ON v{j}.a0 = n.{codes[j]}' for j in range(m))
     tail = (
-        'FROM "__kanon_n" JOIN "__kanon_g" USING ("__kanon_i") '
-        'JOIN "__kanon_lv" USING ("__kanon_grp")'
+        'FROM "__kanon_n" n JOIN "__kanon_g" USING ("__kanon_i") '
+        f'JOIN "__kanon_lv" lv USING ("__kanon_grp") {labels_join}'
     )
-    source = ", ".join(ident(c.name) for c in table.columns)
+    source = ", ".join(f"n.{ident(c.name)}" for c in table.columns)
     return (
         f"{head}\nSELECT {', '.join(out)} {tail}",
-        f'{head}\nSELECT {source}, "__kanon_grp", "__kanon_lvl" {tail}',
+        f'{head}\nSELECT {source}, "__kanon_grp", lv."__kanon_lvl" {tail}',
     )

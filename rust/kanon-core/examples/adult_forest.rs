@@ -23,6 +23,10 @@ fn main() {
     } else {
         LevelCost::Ncp
     };
+    let seed: u64 = args
+        .iter()
+        .find_map(|a| a.strip_prefix("--seed=").and_then(|s| s.parse().ok()))
+        .unwrap_or(0);
     let ks: Vec<u64> = args.iter().filter_map(|a| a.parse().ok()).collect();
     let ks = if ks.is_empty() {
         vec![2, 5, 10, 25, 50, 100]
@@ -103,11 +107,7 @@ fn main() {
             m,
             &weights,
             &model,
-            &ForestOptions {
-                k,
-                seed: 0,
-                improve,
-            },
+            &ForestOptions { k, seed, improve },
         )
         .unwrap();
         let secs = t0.elapsed().as_secs_f64();
@@ -168,7 +168,13 @@ fn print_phases(tuples: &[u32], m: usize, weights: &[u64], model: &CostModel, k:
         .enumerate()
         .flat_map(|(t, &c)| std::iter::repeat_n(t as u32, c as usize))
         .collect();
-    let mut group_of_row = base.group_of_row.clone();
+    let topdown = std::env::args().any(|a| a == "--topdown");
+    let mut group_of_row = if topdown {
+        vec![0u32; base.group_of_row.len()]
+    } else {
+        base.group_of_row.clone()
+    };
+    let base_groups = if topdown { 1 } else { base.groups };
     let t1 = Instant::now();
     let (groups, stats) = improve_with_stats(
         model,
@@ -176,7 +182,7 @@ fn print_phases(tuples: &[u32], m: usize, weights: &[u64], model: &CostModel, k:
         m,
         &tuple_of_row,
         &mut group_of_row,
-        base.groups,
+        base_groups,
         k as usize,
     )
     .unwrap();

@@ -16,6 +16,7 @@ use rayon::prelude::*;
 
 use crate::cost::CostModel;
 use crate::error::{KernelError, Result};
+use crate::regroup::Pool;
 
 /// Generalization level of every group and attribute: `levels[g · m + j]` is the lowest
 /// level of hierarchy `j` at which all of group `g`'s values coincide (0 for a group
@@ -304,12 +305,15 @@ const NARROW: usize = 8;
 const REACH: usize = 8;
 /// Hard cap on the passes of one local search over the rows.
 const SEARCH_PASSES: usize = 12;
-/// Neighbouring groups a group is merged with and cut again by the merge-and-cut pass.
-const RESPLIT_TRIES: usize = 3;
-/// Near tuples per row whose groups are the merge partners of the merge-and-cut pass.
-const RESPLIT_WIDTH: usize = 4;
+/// Groups pooled and re-partitioned from scratch by the regroup pass: a group and the
+/// neighbouring groups of the cheapest union meets.
+const REGROUP_GROUPS: usize = 4;
+/// Near tuples per row of a group whose groups are its neighbours in the regroup pass.
+const REGROUP_WIDTH: usize = 4;
+/// Pools solved in parallel before any is applied by the regroup pass.
+const REGROUP_BATCH: usize = 64;
 /// Hard cap on the rounds of the improvement loop.
-const ROUNDS: usize = 4;
+const ROUNDS: usize = 8;
 /// A cut whose smaller side has at least this many rows (and an eighth of the group)
 /// splits its two sides in parallel.
 const PARALLEL_SPLIT_ROWS: usize = 2048;
@@ -317,7 +321,7 @@ const PARALLEL_SPLIT_ROWS: usize = 2048;
 /// What one pass of [`improve_with_stats`] did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PassStats {
-    /// The pass: `"eject"`, `"split"`, `"resplit"` or `"search"`.
+    /// The pass: `"eject"`, `"split"`, `"regroup"` or `"search"`.
     pub pass: &'static str,
     /// Changes it applied (groups ejected or merged and cut, groups added by splits, rows
     /// moved or swapped).
@@ -395,10 +399,13 @@ pub fn improve(
 ///   (rows sorted by their depth-first rank in one attribute, ties by the ranks in the
 ///   others; every attribute and every position leaving both sides `≥ k`) while the cut
 ///   lowers the cost, recursively.
-/// * **resplit**: a group is merged, in turn, with each of the 3 groups whose union with
-///   it has the cheapest meet among the groups holding the tuple or one of the 4 nearest
-///   tuples of one of its rows, and the union is cut again as by split; the first
-///   regrouping that lowers the cost is kept.
+/// * **regroup** (a large-neighbourhood move): a group is pooled with the 3 groups whose
+///   union with it has the cheapest meet among the groups holding the tuple or one of the
+///   4 nearest tuples of one of its rows, and the pool's rows are grouped again from
+///   scratch (top-down cuts and k-member clustering from several seeds, each polished by
+///   moves and swaps inside the pool, see `regroup.rs`); the cheapest grouping replaces
+///   the pool's if it lowers the cost. Pools are solved in parallel in batches of 64 and
+///   applied in order, skipping a pool an earlier one of its batch changed.
 /// * **search**: every row, in row order, takes the best of moving to a candidate group
 ///   (only if its own group keeps `≥ k` rows) or swapping with a row of a candidate
 ///   group, if it lowers the cost; passes repeat until one changes nothing (at most
@@ -409,13 +416,13 @@ pub fn improve(
 ///   groups of the 8 closest only.
 ///
 /// The order is eject, eject, split, eject, split, search, then rounds of eject, split,
-/// resplit and search until a round changes nothing (at most 4 rounds). A row or group is
+/// regroup and search until a round changes nothing (at most 8 rounds). A row or group is
 /// looked at again only if it or its neighbourhood changed since it last found nothing
 /// to do.
 ///
 /// Ties are broken by group and row index, and parallel work (listing near tuples,
-/// splits) is joined in a fixed order: the grouping depends only on the input, not on
-/// the number of threads.
+/// splits, regroup batches) is joined in a fixed order: the grouping depends only on the
+/// input, not on the number of threads.
 ///
 /// # Arguments
 /// * `model`, `tuples`, `m` – the cost model and the distinct rows (`m` leaf codes each).
@@ -440,8 +447,10 @@ pub fn improve(
 /// near tuples takes O(m · n · (log n + W · m)) for W = 10; a split pass takes
 /// O(m · r · (log s + m)) per level of cuts; an eject pass O(r · (L · s + c) · m) for L
 /// levels and `c ≤ 41` candidate groups per row; a search pass O(r · c · m) plus
-/// O(s · m) per swap partner not ruled out by a lower bound. Each is run a bounded number
-/// of times. Space O(r + n · (m + 40) + Σ_j n_j²) with n_j² for each attribute of at most
+/// O(s · m) per swap partner not ruled out by a lower bound; a regroup pass, per group,
+/// O(p · log p · m) for the cuts and O(p² · m) per k-member seed (at most 8) and per sweep
+/// of the pool's local search (at most 16), for pools of p ≤ 4s rows. Each pass is run a
+/// bounded number of times. Space O(r + n · (m + 40) + Σ_j n_j²) with n_j² for each attribute of at most
 /// 512 leaves.
 pub fn improve_with_stats(
     model: &CostModel,
@@ -490,8 +499,8 @@ pub fn improve_with_stats(
         let changes = match pass {
             Pass::Eject => state.eject_pass(&space, &mut scratch),
             Pass::Split => state.split_pass(&space),
-            Pass::Resplit => state.resplit_pass(&space, &mut scratch),
             Pass::Search => state.local_search(&space, &mut scratch),
+            Pass::Regroup => state.regroup_pass(&space, &mut scratch),
         };
         stats.passes.push(PassStats {
             pass: pass.name(),
@@ -512,7 +521,7 @@ pub fn improve_with_stats(
         run(&mut state, pass, &mut stats);
     }
     for _ in 0..ROUNDS {
-        let changes: usize = [Pass::Eject, Pass::Split, Pass::Resplit, Pass::Search]
+        let changes: usize = [Pass::Eject, Pass::Split, Pass::Regroup, Pass::Search]
             .into_iter()
             .map(|pass| run(&mut state, pass, &mut stats))
             .sum();
@@ -529,7 +538,7 @@ pub fn improve_with_stats(
 enum Pass {
     Eject,
     Split,
-    Resplit,
+    Regroup,
     Search,
 }
 
@@ -538,7 +547,7 @@ impl Pass {
         match self {
             Self::Eject => "eject",
             Self::Split => "split",
-            Self::Resplit => "resplit",
+            Self::Regroup => "regroup",
             Self::Search => "search",
         }
     }
@@ -891,19 +900,19 @@ impl<'a> Space<'a> {
 
 /// Rank range of one attribute in a group, with what removing one row leaves.
 #[derive(Debug, Clone, Copy)]
-struct Bound {
+pub(crate) struct Bound {
     /// Lowest rank, its multiplicity and the next distinct rank (`u32::MAX` if none).
-    lo: u32,
+    pub(crate) lo: u32,
     lo_count: u32,
     lo_next: u32,
     /// Highest rank, its multiplicity and the previous distinct rank (0 if none).
-    hi: u32,
+    pub(crate) hi: u32,
     hi_count: u32,
     hi_next: u32,
 }
 
 impl Bound {
-    const EMPTY: Self = Self {
+    pub(crate) const EMPTY: Self = Self {
         lo: u32::MAX,
         lo_count: 0,
         lo_next: u32::MAX,
@@ -912,7 +921,7 @@ impl Bound {
         hi_next: 0,
     };
 
-    fn add(&mut self, x: u32) {
+    pub(crate) fn add(&mut self, x: u32) {
         if x < self.lo {
             self.lo_next = self.lo;
             self.lo = x;
@@ -935,7 +944,7 @@ impl Bound {
 
     /// The range after removing one row of rank `x` (a member): `(lo, hi)`, `lo > hi` if
     /// nothing is left.
-    fn without(&self, x: u32) -> (u32, u32) {
+    pub(crate) fn without(&self, x: u32) -> (u32, u32) {
         let lo = if x == self.lo && self.lo_count == 1 {
             self.lo_next
         } else {
@@ -950,7 +959,7 @@ impl Bound {
     }
 
     /// A range inside the range left after removing any one row (`lo > hi` if none).
-    fn inner(&self) -> (u32, u32) {
+    pub(crate) fn inner(&self) -> (u32, u32) {
         let lo = if self.lo_count >= 2 {
             self.lo
         } else {
@@ -1024,6 +1033,14 @@ impl Scratch {
     }
 }
 
+/// A pool of the regroup pass: its groups, their rows, and the grouping of the rows by
+/// position (`groups[i]` lists positions in `rows` of group `old[i]`).
+struct PoolJob {
+    old: Vec<u32>,
+    rows: Vec<u32>,
+    groups: Vec<Vec<usize>>,
+}
+
 /// The grouping being improved, with per-group summaries.
 struct State {
     m: usize,
@@ -1054,10 +1071,10 @@ struct State {
     dirty: Vec<u64>,
     /// `clock` when the local search last found nothing to do for the row.
     settled: Vec<u64>,
-    /// `clock` when [`Self::eject`] and [`Self::resplit`] last found nothing to do for
+    /// `clock` when [`Self::eject`] and the regroup pass last found nothing to do for
     /// each group.
     ejected: Vec<u64>,
-    resplit_done: Vec<u64>,
+    regrouped: Vec<u64>,
     /// Ids of groups without rows (reused last freed first once ids reach `id_limit`, the
     /// number of input ids plus rows), and whether each id is among them.
     free: Vec<u32>,
@@ -1098,7 +1115,7 @@ impl State {
             dirty: vec![1; tuples],
             settled: vec![0; group_of_row.len()],
             ejected: vec![0; groups],
-            resplit_done: vec![0; groups],
+            regrouped: vec![0; groups],
             free: Vec::new(),
             freed: vec![false; groups],
             id_limit: groups + group_of_row.len(),
@@ -1221,7 +1238,7 @@ impl State {
             if let Some(id) = self.free.pop() {
                 self.freed[id as usize] = false;
                 self.ejected[id as usize] = 0;
-                self.resplit_done[id as usize] = 0;
+                self.regrouped[id as usize] = 0;
                 return id;
             }
         }
@@ -1233,7 +1250,7 @@ impl State {
         self.boxes.extend(std::iter::repeat_n([0; 4], self.m));
         self.unit.push(0);
         self.ejected.push(0);
-        self.resplit_done.push(0);
+        self.regrouped.push(0);
         id
     }
 
@@ -1669,15 +1686,14 @@ impl State {
         changes
     }
 
-    /// Merge group `g` with each of its [`RESPLIT_TRIES`] neighbouring groups of the
-    /// cheapest union meet (ties by id) in turn and cut the union again
-    /// ([`Space::split`]); keep the first regrouping that lowers the cost. Returns whether
-    /// it changed anything.
-    fn resplit(&mut self, space: &Space<'_>, g: u32, scratch: &mut Scratch) -> bool {
-        if self.members[g as usize].is_empty() {
-            return false;
+    /// The pool of group `g`: `g` and its [`REGROUP_GROUPS`] − 1 neighbouring groups of the
+    /// cheapest union meet (ties by id), or `None` if `g` has no rows, costs nothing or
+    /// has no neighbour.
+    fn pool_of(&self, space: &Space<'_>, g: u32, scratch: &mut Scratch) -> Option<PoolJob> {
+        if self.members[g as usize].is_empty() || self.unit[g as usize] == 0 {
+            return None;
         }
-        self.neighbourhood(space, g, RESPLIT_WIDTH, scratch);
+        self.neighbourhood(space, g, REGROUP_WIDTH, scratch);
         let own: Vec<(u32, u32)> = self.ranges(g).collect();
         let mut scored: Vec<(u64, u32)> = scratch
             .hood
@@ -1693,42 +1709,89 @@ impl State {
             })
             .collect();
         scored.sort_unstable();
-        scored.truncate(RESPLIT_TRIES);
-        for &(_, h) in &scored {
-            let union: Vec<u32> = self.members[g as usize]
-                .iter()
-                .chain(&self.members[h as usize])
-                .copied()
-                .collect();
-            let before = self.size_cost(g).1 + self.size_cost(h).1;
-            let parts = space.split(union);
-            if parts.len() < 2 {
-                continue;
-            }
-            let after: i128 = parts
-                .iter()
-                .map(|p| p.len() as i128 * i128::from(space.units_of(p)))
-                .sum();
-            if after < before {
-                self.replace(space, &[g, h], parts);
-                return true;
-            }
+        scored.truncate(REGROUP_GROUPS - 1);
+        if scored.is_empty() {
+            return None;
         }
-        false
+        let old: Vec<u32> = std::iter::once(g)
+            .chain(scored.iter().map(|&(_, h)| h))
+            .collect();
+        let rows: Vec<u32> = old
+            .iter()
+            .flat_map(|&h| self.members[h as usize].iter().copied())
+            .collect();
+        let mut start = 0;
+        let groups = old
+            .iter()
+            .map(|&h| {
+                let size = self.members[h as usize].len();
+                start += size;
+                (start - size..start).collect()
+            })
+            .collect();
+        Some(PoolJob { old, rows, groups })
     }
 
-    /// [`Self::resplit`] on every group, in id order, that changed or whose neighbourhood
-    /// changed since it last found nothing to do; returns the number of changes.
-    fn resplit_pass(&mut self, space: &Space<'_>, scratch: &mut Scratch) -> usize {
+    /// Re-partition the pools ([`Self::pool_of`], [`Pool::solve`]) of every group, in id
+    /// order, that changed or whose neighbourhood changed since it last found nothing to
+    /// do. Pools are solved in parallel in batches of [`REGROUP_BATCH`] and applied in
+    /// order; a pool holding a group that an earlier pool of its batch changed is left
+    /// for the next pass. Returns the number of changes.
+    fn regroup_pass(&mut self, space: &Space<'_>, scratch: &mut Scratch) -> usize {
         let mut changes = 0;
-        for g in 0..self.members.len() as u32 {
-            if !self.stale(space, g, self.resplit_done[g as usize]) {
-                continue;
-            }
-            if self.resplit(space, g, scratch) {
+        let stale: Vec<u32> = (0..self.members.len() as u32)
+            .filter(|&g| self.stale(space, g, self.regrouped[g as usize]))
+            .collect();
+        for batch in stale.chunks(REGROUP_BATCH) {
+            let jobs: Vec<(u32, Option<PoolJob>)> = batch
+                .iter()
+                .map(|&g| (g, self.pool_of(space, g, scratch)))
+                .collect();
+            let solved: Vec<Option<Vec<Vec<usize>>>> = jobs
+                .par_iter()
+                .map(|(_, job)| {
+                    let job = job.as_ref()?;
+                    let ranks: Vec<u32> = job
+                        .rows
+                        .iter()
+                        .flat_map(|&r| space.row_ranks(r).iter().copied())
+                        .collect();
+                    let pool =
+                        Pool::new(space.m, space.k, &ranks, |j, lo, hi| space.span(j, lo, hi));
+                    pool.solve(&job.groups).map(|(parts, _)| parts)
+                })
+                .collect();
+            scratch.new_list(self.members.len());
+            for ((g, job), parts) in jobs.into_iter().zip(solved) {
+                let Some(job) = job else {
+                    self.regrouped[g as usize] = self.clock;
+                    continue;
+                };
+                if job.old.iter().any(|&h| {
+                    (h as usize) < scratch.marks.len() && scratch.marks[h as usize] == scratch.mark
+                }) {
+                    continue;
+                }
+                let Some(parts) = parts else {
+                    self.regrouped[g as usize] = self.clock;
+                    continue;
+                };
+                let parts: Vec<Vec<u32>> = parts
+                    .into_iter()
+                    .map(|part| part.into_iter().map(|i| job.rows[i]).collect())
+                    .collect();
+                let before = self.members.len();
+                self.replace(space, &job.old, parts);
+                if scratch.marks.len() < self.members.len() {
+                    scratch.marks.resize(self.members.len(), 0);
+                }
+                for &h in &job.old {
+                    scratch.marks[h as usize] = scratch.mark;
+                }
+                for h in before..self.members.len() {
+                    scratch.marks[h] = scratch.mark;
+                }
                 changes += 1;
-            } else {
-                self.resplit_done[g as usize] = self.clock;
             }
         }
         changes

@@ -22,6 +22,7 @@ pub mod forest;
 pub mod groupify;
 pub mod hierarchy;
 pub mod improve;
+mod regroup;
 pub mod stats;
 
 pub use encode::{encode, Dictionary};
