@@ -184,13 +184,7 @@ pub(crate) fn groupify<'py>(
     let hierarchies = read_hierarchies(py, &hierarchies)?;
     let weights = weights.map(|b| read(py, "weights", &b)).transpose()?;
     let classes = run(py, || {
-        let built: Vec<Hierarchy> = hierarchies
-            .iter()
-            .map(|h| {
-                let views: Vec<&[u32]> = h.iter().map(Vec::as_slice).collect();
-                Hierarchy::try_from_levels(&views)
-            })
-            .collect::<Result<_, _>>()?;
+        let built = build_hierarchies(&hierarchies)?;
         let refs: Vec<&Hierarchy> = built.iter().collect();
         let cols: Vec<&[u32]> = columns.iter().map(Vec::as_slice).collect();
         kanon_core::groupify(&cols, &refs, &levels, weights.as_deref())
@@ -283,20 +277,24 @@ fn read_hierarchies(
         .collect()
 }
 
+/// Build hierarchies from their level-code buffers (level 0 first).
+fn build_hierarchies(hierarchies: &[Vec<Vec<u32>>]) -> Result<Vec<Hierarchy>, KernelError> {
+    hierarchies
+        .iter()
+        .map(|h| {
+            let views: Vec<&[u32]> = h.iter().map(Vec::as_slice).collect();
+            Hierarchy::try_from_levels(&views)
+        })
+        .collect()
+}
+
 /// Build the cost model of the forest kernels from level-code buffers.
 fn cost_model(
     hierarchies: &[Vec<Vec<u32>>],
     weights: Vec<f64>,
     kind: LevelCost,
 ) -> Result<CostModel, KernelError> {
-    let built: Vec<Hierarchy> = hierarchies
-        .iter()
-        .map(|h| {
-            let views: Vec<&[u32]> = h.iter().map(Vec::as_slice).collect();
-            Hierarchy::try_from_levels(&views)
-        })
-        .collect::<Result<_, _>>()?;
-    CostModel::try_new(built, weights, kind)
+    CostModel::try_new(build_hierarchies(hierarchies)?, weights, kind)
 }
 
 fn level_cost(cost: &str) -> PyResult<LevelCost> {
