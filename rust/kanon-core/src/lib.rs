@@ -9,6 +9,7 @@
 //! - [`improve`]: the repair pass (every group ≥ k), improvement passes, group levels.
 //! - [`anonymize`]: the forest anonymizer end to end.
 //! - [`extend`]: continuous mode, placing rows added after a release.
+//! - [`lattice`]: optimal full-domain generalization (lattice search with suppression).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -22,6 +23,7 @@ pub mod forest;
 pub mod groupify;
 pub mod hierarchy;
 pub mod improve;
+pub mod lattice;
 mod regroup;
 pub mod stats;
 

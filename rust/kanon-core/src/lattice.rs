@@ -1,0 +1,1019 @@
+//! Optimal full-domain generalization: the lattice of level vectors (one level per
+//! quasi-identifier for the whole table) searched for the node of lowest cost whose
+//! equivalence classes satisfy k-anonymity once at most a given number of rows are
+//! suppressed (ARX's search, Prasser et al.).
+//!
+//! The input is a histogram of distinct leaf-code tuples with their counts, so a node is
+//! checked by grouping at most one entry per distinct tuple. The search is exact:
+//!
+//! * every node gets a **lower bound** of its cost that is also a lower bound of every
+//!   coarser node (the generalization part of the metric, counting every row as kept;
+//!   for the class-size metrics a bound from the number of labels);
+//! * nodes are visited in order of their lower bound and the search stops at the first
+//!   bound above the best cost found (branch and bound);
+//! * a node whose classes need more suppression than allowed tags all finer nodes the
+//!   same way without grouping them (**predictive tagging**: the rows in classes of
+//!   fewer than k can only grow when a node is made finer);
+//! * before grouping a node from the histogram, the search **rolls up** the classes of a
+//!   cached finer node that differs in one attribute (merging classes by the parent map
+//!   of that attribute's level), which touches one entry per class instead of one per
+//!   distinct tuple.
+//!
+//! Suppression: the rows of classes with fewer than `k` rows are suppressed (all their
+//! quasi-identifiers become `*`) if they are at most `max_suppressed`. When suppressed
+//! rows stay in the release they form one more class, which must then hold at least `k`
+//! rows itself; this makes the feasible set of nodes non-monotone, so only the bound on
+//! suppressed rows (which is monotone) is used for tagging.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use crate::error::{KernelError, Result};
+use crate::hierarchy::Hierarchy;
+
+const KERNEL: &str = "optimal";
+
+/// Largest lattice the search accepts (nodes).
+const MAX_NODES: u128 = 1 << 26;
+
+/// Relative tolerance under which two costs are equal (ties are then broken by the
+/// level vector).
+const TIE: f64 = 1e-12;
+
+/// The utility metric minimized by the search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    /// Loss (GCP): the mean over cells of `weight_j · loss_j(label)`, divided by the mean
+    /// weight; a suppressed cell loses 1. `loss_j` is given per node (e.g. NCP).
+    Loss,
+    /// The reference Go library's cost: Σ over cells of `weight_j · level_j / height_j`,
+    /// a suppressed cell counting `weight_j`.
+    Height,
+    /// Non-uniform entropy, monotonic variant (ARX): Σ_j weight_j · Σ_rows
+    /// −log2(count(value) / count(rows whose value has the same label)); suppressed rows
+    /// are not penalized further.
+    Nue,
+    /// Non-uniform entropy, non-monotonic variant (ARX): [`Metric::Nue`] plus, for every
+    /// attribute, Σ_v −c_v · log2(c_v / S) over the S suppressed rows, `c_v` counting the
+    /// suppressed rows whose label is `v`.
+    NueNonMonotonic,
+    /// Discernibility (non-monotonic): Σ over kept classes |E|² plus N · |E| for every
+    /// suppressed class.
+    Dm,
+    /// Discernibility DM* (monotonic): Σ over all classes |E|², suppressed ones included.
+    DmStar,
+    /// Average equivalence class size: rows released / classes released.
+    Aecs,
+}
+
+/// What the search enforces and minimizes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LatticeOptions {
+    /// Every released class holds at least `k` rows.
+    pub k: u64,
+    /// Rows that may be suppressed.
+    pub max_suppressed: u64,
+    /// Whether suppressed rows stay in the release (as one class of `*`, which must then
+    /// hold at least `k` rows) rather than being dropped.
+    pub keep_suppressed: bool,
+    /// Lowest and highest level allowed per attribute.
+    pub min_level: Vec<u32>,
+    /// See `min_level`.
+    pub max_level: Vec<u32>,
+    /// Weight of every attribute (positive).
+    pub weights: Vec<f64>,
+    /// The metric minimized.
+    pub metric: Metric,
+    /// `node_loss[j][level][code]`: loss of a cell of attribute `j` generalized to label
+    /// `code` at `level` (between 0 and 1), for [`Metric::Loss`]; when empty, the
+    /// normalized certainty penalty `(leaves under the label − 1) / (leaves − 1)`.
+    pub node_loss: Vec<Vec<Vec<f64>>>,
+}
+
+/// Evaluation of one node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeEval {
+    /// Whether the node satisfies the privacy model within the suppression limit.
+    pub feasible: bool,
+    /// Rows in classes below `k` (suppressed if the node is chosen).
+    pub suppressed: u64,
+    /// Classes of the node, suppressed ones included.
+    pub classes: usize,
+    /// The metric's value.
+    pub cost: f64,
+}
+
+/// The optimum.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Optimum {
+    /// Level of every attribute.
+    pub levels: Vec<u32>,
+    /// Its evaluation.
+    pub eval: NodeEval,
+    /// `suppressed[t]`: whether input tuple `t` lies in a suppressed class.
+    pub suppressed: Vec<bool>,
+    /// Nodes in the lattice (within the level bounds).
+    pub nodes: usize,
+    /// Nodes grouped (from the histogram or by roll-up).
+    pub checked: usize,
+    /// Nodes grouped by roll-up from a cached finer node.
+    pub rolled_up: usize,
+    /// Nodes skipped because predictive tagging already knew they suppress too much.
+    pub tagged: usize,
+}
+
+/// A fixed, seedless hasher for packed class keys (deterministic iteration order).
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x517c_c1b7_2722_0a95);
+        }
+    }
+
+    fn write_u128(&mut self, v: u128) {
+        let x = (v as u64) ^ ((v >> 64) as u64).rotate_left(29);
+        let x = (x ^ (x >> 31)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        self.0 = x ^ (x >> 29);
+    }
+}
+
+type KeyMap<V> = HashMap<u128, V, BuildHasherDefault<KeyHasher>>;
+
+/// One class of a node: its generalized codes (packed) and its row count.
+type Class = (u128, u64);
+
+/// The search state over one histogram.
+struct Search<'a> {
+    m: usize,
+    tuples: &'a [u32],
+    counts: &'a [u64],
+    hierarchies: &'a [Hierarchy],
+    options: &'a LatticeOptions,
+    rows: u64,
+    /// Bits of attribute `j`'s codes in a packed key and their shift.
+    bits: Vec<u32>,
+    shift: Vec<u32>,
+    /// `parent[j][l][code]`: the label at level `l + 1` of label `code` at level `l`.
+    parent: Vec<Vec<Vec<u32>>>,
+    /// Per attribute and level, the generalization part of the metric summed over all
+    /// rows (the additive lower bound), and per label the per-row cost.
+    additive: Vec<Vec<f64>>,
+    per_label: Vec<Vec<Vec<f64>>>,
+    /// Nodes: levels = min_level + digits in mixed radix `span`.
+    span: Vec<u32>,
+    nodes: usize,
+}
+
+impl<'a> Search<'a> {
+    fn new(
+        tuples: &'a [u32],
+        m: usize,
+        counts: &'a [u64],
+        hierarchies: &'a [Hierarchy],
+        options: &'a LatticeOptions,
+    ) -> Result<Self> {
+        let invalid = |message: String| KernelError::InvalidArgument {
+            kernel: KERNEL,
+            message,
+        };
+        if m == 0 || hierarchies.len() != m {
+            return Err(KernelError::LengthMismatch {
+                kernel: KERNEL,
+                argument: "hierarchies",
+                got: hierarchies.len(),
+                expected: m.max(1),
+            });
+        }
+        if tuples.len() != counts.len() * m {
+            return Err(KernelError::LengthMismatch {
+                kernel: KERNEL,
+                argument: "tuples",
+                got: tuples.len(),
+                expected: counts.len() * m,
+            });
+        }
+        for (name, list) in [
+            ("min_level", options.min_level.len()),
+            ("max_level", options.max_level.len()),
+            ("weights", options.weights.len()),
+        ] {
+            if list != m {
+                return Err(KernelError::LengthMismatch {
+                    kernel: KERNEL,
+                    argument: name,
+                    got: list,
+                    expected: m,
+                });
+            }
+        }
+        if options.k == 0 {
+            return Err(invalid("k must be at least 1".to_owned()));
+        }
+        for (j, h) in hierarchies.iter().enumerate() {
+            let (lo, hi) = (options.min_level[j], options.max_level[j]);
+            if lo > hi || hi as usize > h.height() {
+                return Err(invalid(format!(
+                    "levels of attribute {j} must satisfy min_level <= max_level <= {}, got \
+                     {lo} and {hi}",
+                    h.height()
+                )));
+            }
+            let w = options.weights[j];
+            if !(w.is_finite() && w > 0.0) {
+                return Err(invalid(format!(
+                    "the weight of attribute {j} must be positive and finite, got {w}"
+                )));
+            }
+        }
+        for (t, row) in tuples.chunks_exact(m).enumerate() {
+            for (j, (&code, h)) in row.iter().zip(hierarchies).enumerate() {
+                if code as usize >= h.leaves() {
+                    return Err(invalid(format!(
+                        "tuple {t} has code {code} in attribute {j}, which has {} leaves",
+                        h.leaves()
+                    )));
+                }
+            }
+        }
+        let rows: u64 = counts
+            .iter()
+            .try_fold(0u64, |acc, &c| acc.checked_add(c))
+            .ok_or_else(|| invalid("the counts overflow 64 bits".to_owned()))?;
+        if options.metric == Metric::Loss && !options.node_loss.is_empty() {
+            if options.node_loss.len() != m {
+                return Err(KernelError::LengthMismatch {
+                    kernel: KERNEL,
+                    argument: "node_loss",
+                    got: options.node_loss.len(),
+                    expected: m,
+                });
+            }
+            for (j, (levels, h)) in options.node_loss.iter().zip(hierarchies).enumerate() {
+                let shape_ok = levels.len() == h.height() + 1
+                    && levels
+                        .iter()
+                        .enumerate()
+                        .all(|(l, v)| v.len() == h.width(l) as usize);
+                if !shape_ok {
+                    return Err(invalid(format!(
+                        "node_loss of attribute {j} needs one value per label of every level"
+                    )));
+                }
+                if let Some(bad) = levels.iter().flatten().find(|x| !(0.0..=1.0).contains(*x)) {
+                    return Err(invalid(format!(
+                        "node_loss of attribute {j} must lie in [0, 1], got {bad}"
+                    )));
+                }
+                // The bounds need a label to lose at least as much as any label below it.
+                for l in 0..h.height() {
+                    for leaf in 0..h.leaves() as u32 {
+                        let (below, above) = (h.generalize(l, leaf), h.generalize(l + 1, leaf));
+                        if levels[l + 1][above as usize] < levels[l][below as usize] {
+                            return Err(invalid(format!(
+                                "node_loss of attribute {j} decreases from level {l} to level                                  {}: a label must lose at least as much as the labels under it",
+                                l + 1
+                            )));
+                        }
+                    }
+                }
+            }
+        }
+        let span: Vec<u32> = (0..m)
+            .map(|j| options.max_level[j] - options.min_level[j] + 1)
+            .collect();
+        let nodes: u128 = span.iter().map(|&s| u128::from(s)).product();
+        if nodes > MAX_NODES {
+            return Err(invalid(format!(
+                "the lattice has {nodes} nodes, more than the limit of {MAX_NODES}; narrow it \
+                 with min_level / max_level or use fewer quasi-identifiers"
+            )));
+        }
+        let bits: Vec<u32> = hierarchies
+            .iter()
+            .map(|h| u32::BITS - (h.leaves().max(1) as u32 - 1).leading_zeros())
+            .collect();
+        if bits.iter().sum::<u32>() > 128 {
+            return Err(invalid(format!(
+                "the quasi-identifiers have too many distinct values to pack a tuple into 128 \
+                 bits ({} bits)",
+                bits.iter().sum::<u32>()
+            )));
+        }
+        let mut shift = Vec::with_capacity(m);
+        let mut acc = 0;
+        for &b in &bits {
+            shift.push(acc);
+            acc += b;
+        }
+        let parent = hierarchies.iter().map(parents).collect();
+        let mut search = Self {
+            m,
+            tuples,
+            counts,
+            hierarchies,
+            options,
+            rows,
+            bits,
+            shift,
+            parent,
+            additive: Vec::new(),
+            per_label: Vec::new(),
+            span,
+            nodes: nodes as usize,
+        };
+        search.per_label = (0..m).map(|j| search.label_costs(j)).collect();
+        search.additive = (0..m).map(|j| search.level_sums(j)).collect();
+        Ok(search)
+    }
+
+    /// Per level and label of attribute `j`, the metric's per-row generalization cost
+    /// (weighted), for the additive metrics; empty levels otherwise.
+    fn label_costs(&self, j: usize) -> Vec<Vec<f64>> {
+        let h = &self.hierarchies[j];
+        let w = self.options.weights[j];
+        let height = h.height();
+        match self.options.metric {
+            Metric::Loss => (0..=height)
+                .map(|l| {
+                    if self.options.node_loss.is_empty() {
+                        let mut under = vec![0u64; h.width(l) as usize];
+                        for &code in h.level(l) {
+                            under[code as usize] += 1;
+                        }
+                        let denominator = (h.leaves().max(2) - 1) as f64;
+                        under
+                            .iter()
+                            .map(|&u| w * (u.saturating_sub(1)) as f64 / denominator)
+                            .collect()
+                    } else {
+                        self.options.node_loss[j][l]
+                            .iter()
+                            .map(|&x| w * x)
+                            .collect()
+                    }
+                })
+                .collect(),
+            Metric::Height => (0..=height)
+                .map(|l| {
+                    let cost = if height == 0 {
+                        0.0
+                    } else {
+                        w * l as f64 / height as f64
+                    };
+                    vec![cost; h.width(l) as usize]
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Per level of attribute `j`, the generalization part of the metric over all rows.
+    fn level_sums(&self, j: usize) -> Vec<f64> {
+        let h = &self.hierarchies[j];
+        let m = self.m;
+        let height = h.height();
+        match self.options.metric {
+            Metric::Loss | Metric::Height => {
+                // Rows per leaf, then per label.
+                let mut per_leaf = vec![0u64; h.leaves()];
+                for (row, &c) in self.tuples.chunks_exact(m).zip(self.counts) {
+                    per_leaf[row[j] as usize] += c;
+                }
+                (0..=height)
+                    .map(|l| {
+                        let costs = &self.per_label[j][l];
+                        per_leaf
+                            .iter()
+                            .enumerate()
+                            .map(|(leaf, &c)| {
+                                c as f64 * costs[h.generalize(l, leaf as u32) as usize]
+                            })
+                            .sum()
+                    })
+                    .collect()
+            }
+            Metric::Nue | Metric::NueNonMonotonic => {
+                let w = self.options.weights[j];
+                let mut per_leaf = vec![0u64; h.leaves()];
+                for (row, &c) in self.tuples.chunks_exact(m).zip(self.counts) {
+                    per_leaf[row[j] as usize] += c;
+                }
+                (0..=height)
+                    .map(|l| {
+                        let mut per_label = vec![0u64; h.width(l) as usize];
+                        for (leaf, &c) in per_leaf.iter().enumerate() {
+                            per_label[h.generalize(l, leaf as u32) as usize] += c;
+                        }
+                        w * per_leaf
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, &c)| c > 0)
+                            .map(|(leaf, &c)| {
+                                let under = per_label[h.generalize(l, leaf as u32) as usize];
+                                c as f64 * (under as f64 / c as f64).log2()
+                            })
+                            .sum::<f64>()
+                    })
+                    .collect()
+            }
+            Metric::Dm | Metric::DmStar | Metric::Aecs => vec![0.0; height + 1],
+        }
+    }
+
+    fn levels_of(&self, node: usize) -> Vec<u32> {
+        let mut rest = node;
+        let mut levels = vec![0u32; self.m];
+        for j in (0..self.m).rev() {
+            let s = self.span[j] as usize;
+            levels[j] = self.options.min_level[j] + (rest % s) as u32;
+            rest /= s;
+        }
+        levels
+    }
+
+    fn index_of(&self, levels: &[u32]) -> usize {
+        levels.iter().enumerate().fold(0usize, |acc, (j, &l)| {
+            acc * self.span[j] as usize + (l - self.options.min_level[j]) as usize
+        })
+    }
+
+    /// A lower bound of the cost of the node and of every coarser node.
+    fn lower_bound(&self, levels: &[u32]) -> f64 {
+        let n = self.rows as f64;
+        match self.options.metric {
+            Metric::Loss => {
+                let total: f64 = self.options.weights.iter().sum();
+                let sum: f64 = (0..self.m)
+                    .map(|j| self.additive[j][levels[j] as usize])
+                    .sum();
+                if self.rows == 0 {
+                    0.0
+                } else {
+                    sum / (n * total)
+                }
+            }
+            Metric::Height | Metric::Nue | Metric::NueNonMonotonic => (0..self.m)
+                .map(|j| self.additive[j][levels[j] as usize])
+                .sum(),
+            Metric::Dm | Metric::DmStar => {
+                // At most Π widths classes (and at most one per distinct tuple), and the
+                // sum of squares of sizes adding up to N is smallest when they are equal.
+                let classes = self.max_classes(levels);
+                if classes == 0.0 {
+                    0.0
+                } else {
+                    n * n / classes
+                }
+            }
+            Metric::Aecs => {
+                let classes = self.max_classes(levels);
+                if classes == 0.0 {
+                    0.0
+                } else {
+                    (n - self.options.max_suppressed.min(self.rows) as f64).max(0.0)
+                        / (classes + 1.0)
+                }
+            }
+        }
+    }
+
+    fn max_classes(&self, levels: &[u32]) -> f64 {
+        let product: f64 = (0..self.m)
+            .map(|j| f64::from(self.hierarchies[j].width(levels[j] as usize)))
+            .product();
+        product.min(self.counts.len() as f64)
+    }
+
+    /// Pack the generalized codes of a tuple at `levels`.
+    fn key(&self, row: &[u32], levels: &[u32]) -> u128 {
+        row.iter()
+            .zip(levels)
+            .enumerate()
+            .fold(0u128, |key, (j, (&code, &l))| {
+                key | u128::from(self.hierarchies[j].generalize(l as usize, code)) << self.shift[j]
+            })
+    }
+
+    fn code(&self, key: u128, j: usize) -> u32 {
+        ((key >> self.shift[j]) & ((1u128 << self.bits[j]) - 1)) as u32
+    }
+
+    /// The classes of a node, grouped from the histogram.
+    fn group(&self, levels: &[u32]) -> Vec<Class> {
+        let mut map: KeyMap<u64> = KeyMap::default();
+        for (row, &c) in self.tuples.chunks_exact(self.m).zip(self.counts) {
+            *map.entry(self.key(row, levels)).or_insert(0) += c;
+        }
+        let mut classes: Vec<Class> = map.into_iter().collect();
+        classes.sort_unstable();
+        classes
+    }
+
+    /// The classes of the node at `levels`, rolled up from the classes of the finer node
+    /// at `below` (every level at most the target's).
+    fn roll_up_to(&self, below: &[Class], levels_below: &[u32], levels: &[u32]) -> Vec<Class> {
+        let changed: Vec<usize> = (0..self.m)
+            .filter(|&j| levels_below[j] != levels[j])
+            .collect();
+        let mut map: KeyMap<u64> = KeyMap::default();
+        map.reserve(below.len() / 2);
+        for &(key, size) in below {
+            let mut up = key;
+            for &j in &changed {
+                let mut code = self.code(key, j);
+                for l in levels_below[j]..levels[j] {
+                    code = self.parent[j][l as usize][code as usize];
+                }
+                let mask = ((1u128 << self.bits[j]) - 1) << self.shift[j];
+                up = (up & !mask) | u128::from(code) << self.shift[j];
+            }
+            *map.entry(up).or_insert(0) += size;
+        }
+        let mut classes: Vec<Class> = map.into_iter().collect();
+        classes.sort_unstable();
+        classes
+    }
+
+    /// Rows in classes below k.
+    fn small_rows(&self, classes: &[Class]) -> u64 {
+        classes
+            .iter()
+            .filter(|&&(_, s)| s < self.options.k)
+            .map(|&(_, s)| s)
+            .sum()
+    }
+
+    /// Evaluate a node from its classes.
+    fn evaluate(&self, levels: &[u32], classes: &[Class]) -> NodeEval {
+        let k = self.options.k;
+        let suppressed = self.small_rows(classes);
+        let feasible = suppressed <= self.options.max_suppressed
+            && (suppressed == 0 || !self.options.keep_suppressed || suppressed >= k);
+        let n = self.rows as f64;
+        let s = suppressed as f64;
+        let small = || classes.iter().filter(|&&(_, size)| size < k);
+        let kept = || classes.iter().filter(|&&(_, size)| size >= k);
+        let cost = match self.options.metric {
+            Metric::Loss | Metric::Height => {
+                let mut sum: f64 = (0..self.m)
+                    .map(|j| self.additive[j][levels[j] as usize])
+                    .sum();
+                let total: f64 = self.options.weights.iter().sum();
+                for &(key, size) in small() {
+                    let row: f64 = (0..self.m)
+                        .map(|j| self.per_label[j][levels[j] as usize][self.code(key, j) as usize])
+                        .sum();
+                    sum += size as f64 * (total - row);
+                }
+                if self.options.metric == Metric::Loss {
+                    if self.rows == 0 {
+                        0.0
+                    } else {
+                        sum / (n * total)
+                    }
+                } else {
+                    sum
+                }
+            }
+            Metric::Nue | Metric::NueNonMonotonic => {
+                let mut sum: f64 = (0..self.m)
+                    .map(|j| self.additive[j][levels[j] as usize])
+                    .sum();
+                if self.options.metric == Metric::NueNonMonotonic && suppressed > 0 {
+                    for j in 0..self.m {
+                        let mut per_label: Vec<(u32, u64)> = small()
+                            .map(|&(key, size)| (self.code(key, j), size))
+                            .collect();
+                        per_label.sort_unstable();
+                        let mut i = 0;
+                        let mut penalty = 0.0;
+                        while i < per_label.len() {
+                            let label = per_label[i].0;
+                            let mut c = 0u64;
+                            while i < per_label.len() && per_label[i].0 == label {
+                                c += per_label[i].1;
+                                i += 1;
+                            }
+                            penalty += c as f64 * (s / c as f64).log2();
+                        }
+                        sum += self.options.weights[j] * penalty;
+                    }
+                }
+                sum
+            }
+            Metric::DmStar => classes.iter().map(|&(_, size)| (size as f64).powi(2)).sum(),
+            Metric::Dm => {
+                kept().map(|&(_, size)| (size as f64).powi(2)).sum::<f64>()
+                    + small().map(|&(_, size)| n * size as f64).sum::<f64>()
+            }
+            Metric::Aecs => {
+                let kept_classes = kept().count() as f64;
+                let (released, groups) = if self.options.keep_suppressed {
+                    (n, kept_classes + f64::from(u8::from(suppressed > 0)))
+                } else {
+                    (n - s, kept_classes)
+                };
+                if groups == 0.0 {
+                    0.0
+                } else {
+                    released / groups
+                }
+            }
+        };
+        NodeEval {
+            feasible,
+            suppressed,
+            classes: classes.len(),
+            cost,
+        }
+    }
+}
+
+/// `parent[l][code]`: the label at level `l + 1` above label `code` of level `l`.
+fn parents(h: &Hierarchy) -> Vec<Vec<u32>> {
+    (0..h.height())
+        .map(|l| {
+            let mut up = vec![0u32; h.width(l) as usize];
+            for leaf in 0..h.leaves() as u32 {
+                up[h.generalize(l, leaf) as usize] = h.generalize(l + 1, leaf);
+            }
+            up
+        })
+        .collect()
+}
+
+/// Whether `(cost, levels)` is better than `(best_cost, best_levels)`: a lower cost
+/// (beyond the tie tolerance), then a lower sum of levels, then the lexicographically
+/// smaller level vector.
+fn better(cost: f64, levels: &[u32], best_cost: f64, best_levels: &[u32]) -> bool {
+    let tolerance = TIE * best_cost.abs().max(cost.abs()).max(1.0);
+    if cost < best_cost - tolerance {
+        return true;
+    }
+    if cost > best_cost + tolerance {
+        return false;
+    }
+    let (a, b): (u32, u32) = (levels.iter().sum(), best_levels.iter().sum());
+    (a, levels) < (b, best_levels)
+}
+
+/// Evaluate one node: its classes, suppressed rows, feasibility and cost (for checks and
+/// tests; the search uses the same code).
+///
+/// # Errors
+/// As [`optimal`], and [`KernelError::InvalidArgument`] if `levels` is outside the
+/// bounds.
+pub fn evaluate_node(
+    tuples: &[u32],
+    m: usize,
+    counts: &[u64],
+    hierarchies: &[Hierarchy],
+    levels: &[u32],
+    options: &LatticeOptions,
+) -> Result<NodeEval> {
+    let search = Search::new(tuples, m, counts, hierarchies, options)?;
+    check_levels(&search, levels)?;
+    Ok(search.evaluate(levels, &search.group(levels)))
+}
+
+fn check_levels(search: &Search<'_>, levels: &[u32]) -> Result<()> {
+    let ok = levels.len() == search.m
+        && levels.iter().enumerate().all(|(j, &l)| {
+            (search.options.min_level[j]..=search.options.max_level[j]).contains(&l)
+        });
+    if ok {
+        Ok(())
+    } else {
+        Err(KernelError::InvalidArgument {
+            kernel: KERNEL,
+            message: format!("levels {levels:?} are outside the lattice"),
+        })
+    }
+}
+
+/// The optimal full-domain generalization of a histogram of tuples.
+///
+/// Finds the level vector (within `min_level..=max_level`) of lowest cost under
+/// `options.metric` among those whose classes of fewer than `k` rows hold at most
+/// `max_suppressed` rows (and, with `keep_suppressed`, none or at least `k`). Ties are
+/// broken by the lower sum of levels, then the lexicographically smaller vector.
+///
+/// # Arguments
+/// * `tuples` – row-major leaf codes, `m` per tuple (distinct tuples of a table, or any
+///   rows: equal tuples simply add up).
+/// * `counts` – rows per tuple.
+/// * `hierarchies` – one per attribute.
+/// * `options` – the privacy model, the suppression limit, the level bounds, the weights
+///   and the metric.
+///
+/// # Returns
+/// The optimum with its evaluation and the tuples it suppresses, and counters of the
+/// search.
+///
+/// # Errors
+/// [`KernelError::LengthMismatch`] / [`KernelError::InvalidArgument`] for inconsistent
+/// inputs (lengths, codes outside a hierarchy, bad bounds or weights, `k = 0`, a lattice
+/// of more than 2^26 nodes, tuples that do not pack into 128 bits), and
+/// [`KernelError::InvalidArgument`] naming the smallest suppression that would do if no
+/// node is feasible.
+///
+/// # Complexity
+/// O(V · m) to rank the V nodes by their lower bounds, plus, for every node grouped,
+/// O(n · m) from the histogram of n tuples or O(c) by roll-up from a node of c classes.
+///
+/// # Examples
+/// ```
+/// use kanon_core::lattice::{optimal, LatticeOptions, Metric};
+/// use kanon_core::Hierarchy;
+/// let age = Hierarchy::try_from_levels(&[&[0, 1, 2, 3], &[0, 0, 1, 1], &[0, 0, 0, 0]]).unwrap();
+/// let options = LatticeOptions {
+///     k: 2,
+///     max_suppressed: 0,
+///     keep_suppressed: true,
+///     min_level: vec![0],
+///     max_level: vec![2],
+///     weights: vec![1.0],
+///     metric: Metric::Loss,
+///     node_loss: Vec::new(),
+/// };
+/// // Ages 0, 1, 2, 3 once each: pairs at level 1 are 2-anonymous.
+/// let best = optimal(&[0, 1, 2, 3], 1, &[1, 1, 1, 1], &[age], &options).unwrap();
+/// assert_eq!(best.levels, vec![1]);
+/// assert!((best.eval.cost - 1.0 / 3.0).abs() < 1e-12);
+/// ```
+pub fn optimal(
+    tuples: &[u32],
+    m: usize,
+    counts: &[u64],
+    hierarchies: &[Hierarchy],
+    options: &LatticeOptions,
+) -> Result<Optimum> {
+    let search = Search::new(tuples, m, counts, hierarchies, options)?;
+    let nodes = search.nodes;
+    let mut state = State::new(&search);
+    // Phase 1: which nodes keep their classes below k within the suppression limit.
+    state.classify();
+    // Phase 2: branch and bound over those nodes in order of their lower bounds.
+    let bounds: Vec<f64> = (0..nodes)
+        .map(|v| search.lower_bound(&search.levels_of(v)))
+        .collect();
+    let mut order: Vec<usize> = (0..nodes)
+        .filter(|&v| state.status[v] == Status::Within)
+        .collect();
+    order.sort_unstable_by(|&a, &b| bounds[a].total_cmp(&bounds[b]).then(a.cmp(&b)));
+    // With no suppression allowed, a node within the limit suppresses nothing, and the
+    // additive metrics equal their bound.
+    let exact_bound = options.max_suppressed == 0
+        && matches!(
+            options.metric,
+            Metric::Loss | Metric::Height | Metric::Nue | Metric::NueNonMonotonic
+        );
+    let mut best: Option<(Vec<u32>, NodeEval)> = None;
+    for &v in &order {
+        if let Some((_, eval)) = &best {
+            let tolerance = TIE * eval.cost.abs().max(1.0);
+            if bounds[v] > eval.cost + tolerance {
+                break;
+            }
+        }
+        let levels = search.levels_of(v);
+        let eval = if exact_bound {
+            NodeEval {
+                feasible: true,
+                suppressed: 0,
+                classes: 0,
+                cost: bounds[v],
+            }
+        } else {
+            let classes = state.classes(&levels);
+            search.evaluate(&levels, &classes)
+        };
+        if eval.feasible
+            && best
+                .as_ref()
+                .is_none_or(|(bl, be)| better(eval.cost, &levels, be.cost, bl))
+        {
+            best = Some((levels, eval));
+        }
+    }
+    let Some((levels, _)) = best else {
+        return Err(state.infeasible());
+    };
+    let classes = state.classes(&levels);
+    let eval = search.evaluate(&levels, &classes);
+    let small: KeyMap<()> = classes
+        .iter()
+        .filter(|&&(_, size)| size < options.k)
+        .map(|&(key, _)| (key, ()))
+        .collect();
+    let suppressed = tuples
+        .chunks_exact(m)
+        .map(|row| small.contains_key(&search.key(row, &levels)))
+        .collect();
+    Ok(Optimum {
+        levels,
+        eval,
+        suppressed,
+        nodes,
+        checked: state.checked,
+        rolled_up: state.rolled_up,
+        tagged: state.tagged,
+    })
+}
+
+/// What phase 1 knows of a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Status {
+    Unknown,
+    /// Its classes below k hold at most `max_suppressed` rows (so do those of every
+    /// coarser node).
+    Within,
+    /// They hold more (so do those of every finer node).
+    Over,
+}
+
+/// The search's mutable state: statuses, the class cache and counters.
+struct State<'s, 'a> {
+    search: &'s Search<'a>,
+    status: Vec<Status>,
+    /// Grouped nodes kept for roll-up: levels and classes, most recent last.
+    cache: Vec<(Vec<u32>, Vec<Class>)>,
+    cached: usize,
+    fewest_suppressed: u64,
+    checked: usize,
+    rolled_up: usize,
+    tagged: usize,
+}
+
+/// Classes kept in the roll-up cache at most (all nodes together).
+const CACHE_CLASSES: usize = 1 << 21;
+
+impl<'s, 'a> State<'s, 'a> {
+    fn new(search: &'s Search<'a>) -> Self {
+        Self {
+            search,
+            status: vec![Status::Unknown; search.nodes],
+            cache: Vec::new(),
+            cached: 0,
+            fewest_suppressed: u64::MAX,
+            checked: 0,
+            rolled_up: 0,
+            tagged: 0,
+        }
+    }
+
+    /// The classes of a node: rolled up from the cached finer node with the fewest
+    /// classes, else grouped from the histogram; cached.
+    fn classes(&mut self, levels: &[u32]) -> Vec<Class> {
+        let search = self.search;
+        self.checked += 1;
+        let source = self
+            .cache
+            .iter()
+            .enumerate()
+            .filter(|(_, (below, _))| below.iter().zip(levels).all(|(b, l)| b <= l))
+            .min_by_key(|(i, (_, classes))| (classes.len(), usize::MAX - i))
+            .map(|(i, _)| i);
+        let classes = match source {
+            Some(i) if self.cache[i].0 == levels => self.cache[i].1.clone(),
+            Some(i) => {
+                self.rolled_up += 1;
+                let (below, classes) = &self.cache[i];
+                search.roll_up_to(classes, below, levels)
+            }
+            None => search.group(levels),
+        };
+        self.cached += classes.len();
+        self.cache.push((levels.to_vec(), classes.clone()));
+        while self.cached > CACHE_CLASSES && self.cache.len() > 1 {
+            let (_, old) = self.cache.remove(0);
+            self.cached -= old.len();
+        }
+        classes
+    }
+
+    /// Check one node's suppression and tag it and its coarser (within) or finer (over)
+    /// nodes.
+    fn check(&mut self, v: usize) -> Status {
+        let levels = self.search.levels_of(v);
+        let classes = self.classes(&levels);
+        let suppressed = self.search.small_rows(&classes);
+        self.fewest_suppressed = self.fewest_suppressed.min(suppressed);
+        let status = if suppressed <= self.search.options.max_suppressed {
+            Status::Within
+        } else {
+            Status::Over
+        };
+        self.tag(v, status);
+        status
+    }
+
+    /// Give `v` and every node above (within) or below (over) it `status`.
+    fn tag(&mut self, v: usize, status: Status) {
+        let search = self.search;
+        let mut stack = vec![v];
+        while let Some(u) = stack.pop() {
+            if self.status[u] == status {
+                continue;
+            }
+            if u != v {
+                self.tagged += 1;
+            }
+            self.status[u] = status;
+            let levels = search.levels_of(u);
+            for j in 0..search.m {
+                let mut next = levels.clone();
+                if status == Status::Within && levels[j] < search.options.max_level[j] {
+                    next[j] += 1;
+                } else if status == Status::Over && levels[j] > search.options.min_level[j] {
+                    next[j] -= 1;
+                } else {
+                    continue;
+                }
+                let w = search.index_of(&next);
+                if self.status[w] != status {
+                    stack.push(w);
+                }
+            }
+        }
+    }
+
+    /// Phase 1 (Flash): from every unknown node, bottom-up, walk up through unknown
+    /// coarser nodes (one level of one attribute at a time, the attribute with the most
+    /// levels left first), then binary-search that path for its lowest node within the
+    /// limit; every check tags a whole cone of the lattice.
+    fn classify(&mut self) {
+        let search = self.search;
+        let mut order: Vec<usize> = (0..search.nodes).collect();
+        let height = |v: usize| -> u32 { search.levels_of(v).iter().sum() };
+        order.sort_by_key(|&v| (height(v), v));
+        for v in order {
+            if self.status[v] != Status::Unknown {
+                continue;
+            }
+            let mut path = vec![v];
+            let mut levels = search.levels_of(v);
+            loop {
+                let step = (0..search.m)
+                    .filter(|&j| levels[j] < search.options.max_level[j])
+                    .filter(|&j| {
+                        let mut next = levels.clone();
+                        next[j] += 1;
+                        self.status[search.index_of(&next)] == Status::Unknown
+                    })
+                    .max_by_key(|&j| (search.options.max_level[j] - levels[j], usize::MAX - j));
+                let Some(j) = step else { break };
+                levels[j] += 1;
+                path.push(search.index_of(&levels));
+            }
+            // The statuses along the path are monotone: find the first node within.
+            let (mut lo, mut hi) = (0usize, path.len());
+            while lo < hi {
+                let mid = (lo + hi) / 2;
+                let status = match self.status[path[mid]] {
+                    Status::Unknown => self.check(path[mid]),
+                    known => known,
+                };
+                if status == Status::Within {
+                    hi = mid;
+                } else {
+                    lo = mid + 1;
+                }
+            }
+        }
+    }
+
+    /// The error when no node is feasible.
+    fn infeasible(&self) -> KernelError {
+        let options = self.search.options;
+        let message = if self.fewest_suppressed <= options.max_suppressed {
+            format!(
+                "no generalization satisfies k = {k}: the nodes within the suppression limit \
+                 of {limit} rows would suppress between 1 and {below} rows, and suppressed \
+                 rows kept in the release form one class of '*' that needs at least k rows; \
+                 raise max_suppression, lower k, or drop the suppressed rows",
+                k = options.k,
+                limit = options.max_suppressed,
+                below = options.k - 1,
+            )
+        } else {
+            format!(
+                "no generalization satisfies k = {} with at most {} suppressed rows (the \
+                 fewest rows any node leaves in classes below k: {}); raise \
+                 max_suppression, lower k or allow higher levels",
+                options.k, options.max_suppressed, self.fewest_suppressed,
+            )
+        };
+        KernelError::InvalidArgument {
+            kernel: KERNEL,
+            message,
+        }
+    }
+}
