@@ -2,7 +2,7 @@
 # the whole suite: lint, Rust tests, Python tests.
 PYTHON ?= python3
 
-.PHONY: dev lint test test-rust test-python bench
+.PHONY: dev lint postgres test test-rust test-python bench
 
 dev:
 	$(PYTHON) -m pip install -q -e '.[test]'
@@ -18,8 +18,22 @@ lint: dev
 test-rust:
 	cargo test -p kanon-core
 
+# tests/pg.py starts a throwaway PostgreSQL server (initdb + pg_ctl) for the round-trip
+# tests of kanon.to_sql: install Debian's postgresql package when neither PATH nor
+# $(PG_BINDIRS) has an initdb (with sudo unless root).
+PG_BINDIRS ?= /usr/lib/postgresql/*/bin
+APT_GET ?= apt-get
+SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+
+postgres:
+	@if command -v initdb >/dev/null 2>&1 || ls $(PG_BINDIRS)/initdb >/dev/null 2>&1; then :; else \
+		echo "initdb not found: installing Debian's postgresql package"; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive $(APT_GET) update -q && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y -q --no-install-recommends postgresql; \
+	fi
+
 # pytest exits 5 when it collects nothing: that is not a failure of the code under test.
-test-python:
+test-python: postgres
 	$(PYTHON) -m pytest || [ $$? -eq 5 ]
 
 test: dev lint test-rust test-python

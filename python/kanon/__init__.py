@@ -17,6 +17,7 @@ from kanon._core import __version__
 from kanon._install import install
 from kanon._materialize import Refreshed, materialize, refresh
 from kanon._metrics import Metrics
+from kanon._portable import to_sql
 from kanon._release import anonymize, explain, metrics
 
 __all__ = [
@@ -35,4 +36,5 @@ __all__ = [
     "materialize",
     "metrics",
     "refresh",
+    "to_sql",
 ]

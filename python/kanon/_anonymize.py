@@ -51,14 +51,29 @@ METHODS: dict[str, tuple[str, bool]] = {"forest": ("ncp", True), "forest_paper":
 _SHOWN = 5
 
 
+#: Every method of ``kanon(...)``: the forest's two variants and the optimal search.
+ALL_METHODS = (*METHODS, "optimal")
+#: The metrics of ``method := 'optimal'`` (see ``kanon-core::lattice::Metric``).
+OPTIMAL_METRICS = ("loss", "height", "nue", "nue_nonmonotonic", "dm", "dm_star", "aecs")
+
+
 @dataclass(frozen=True)
 class AnonymizeOptions:
-    """Arguments of an anonymization besides the table."""
+    """Arguments of an anonymization besides the table.
+
+    ``metric``, ``max_suppression``, ``drop_suppressed``, ``min_level`` and
+    ``max_level`` (pairs of column and level) apply to ``method='optimal'`` only.
+    """
 
     k: int
     qi: tuple[str, ...] = ()
     seed: int = 0
     method: str = "forest"
+    metric: str | None = None
+    max_suppression: float = 0.0
+    drop_suppressed: bool = False
+    min_level: tuple[tuple[str, int], ...] = ()
+    max_level: tuple[tuple[str, int], ...] = ()
 
     def validate(self) -> None:
         """Reject out-of-range arguments with a message naming the parameter."""
@@ -69,8 +84,37 @@ class AnonymizeOptions:
         if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**64:
             msg = f"seed must be an integer in [0, 2^64), got {seed!r}"
             raise InvalidInputError(msg)
-        if self.method not in METHODS:
-            msg = f"method must be one of {', '.join(map(repr, METHODS))}, got {self.method!r}"
+        if self.method not in ALL_METHODS:
+            msg = f"method must be one of {', '.join(map(repr, ALL_METHODS))}, got {self.method!r}"
+            raise InvalidInputError(msg)
+        s = self.max_suppression
+        if isinstance(s, bool) or not isinstance(s, int | float) or not 0.0 <= s < 1.0:
+            msg = f"max_suppression must be a fraction of the rows in [0, 1), got {s!r}"
+            raise InvalidInputError(msg)
+        if self.method == "optimal":
+            if self.metric is not None and self.metric not in OPTIMAL_METRICS:
+                msg = (
+                    f"metric must be one of {', '.join(map(repr, OPTIMAL_METRICS))}, "
+                    f"got {self.metric!r}"
+                )
+                raise InvalidInputError(msg)
+            return
+        given = [
+            name
+            for name, unset in (
+                ("metric", self.metric is None),
+                ("max_suppression", s == 0.0),
+                ("drop_suppressed", not self.drop_suppressed),
+                ("min_level", not self.min_level),
+                ("max_level", not self.max_level),
+            )
+            if not unset
+        ]
+        if given:
+            msg = (
+                f"{', '.join(given)} apply to method 'optimal' only; method {self.method!r} "
+                "never suppresses rows and minimizes its own cost"
+            )
             raise InvalidInputError(msg)
 
 
@@ -254,18 +298,23 @@ def plan_anonymize(
         raise InvalidInputError(msg)
     ctes = [hierarchy_cte(j, q) for j, q in enumerate(qis)]
     _check_hierarchies(con, table, qis, ctes)
-    sql, assignment = _release_sql(table, qis, identifiers, options, ctes)
+    if options.method == "optimal":
+        # Imported here: the optimal planner builds on this module's CTEs.
+        from kanon._optimal import optimal_sql
+
+        sql, assignment = optimal_sql(table, qis, identifiers, options, rows, ctes)
+    else:
+        sql, assignment = _forest_sql(table, qis, identifiers, options, ctes)
     return AnonymizePlan(sql, assignment, table, tuple(qis), identifiers, rows)
 
 
-def _release_sql(
-    table: Table,
-    qis: list[QuasiIdentifier],
-    identifiers: tuple[str, ...],
-    options: AnonymizeOptions,
-    ctes: list[str],
-) -> tuple[str, str]:
-    """The release query and the assignment query (source columns, group, levels)."""
+def coded_ctes(table: Table, qis: list[QuasiIdentifier], ctes: list[str]) -> list[str]:
+    """Return ``ctes`` (the ``__kanon_h{j}``) with the coded CTEs appended.
+
+    ``__kanon_v{j}``: the hierarchies over the present values, coded; ``__kanon_r``:
+    every row with its leaf codes ``__kanon_c{j}``; ``__kanon_t``: the distinct code
+    tuples ``t`` in value order with their counts ``n``.
+    """
     m = len(qis)
     ctes = list(ctes)
     src = table.sql
@@ -313,19 +362,51 @@ def _release_sql(
         f"(row_number() OVER (ORDER BY {code_list}) - 1)::UBIGINT AS t "
         f'FROM "__kanon_r" GROUP BY {code_list})'
     )
-    hierarchies = ", ".join(
+    return ctes
+
+
+def hierarchy_lists(qis: list[QuasiIdentifier]) -> str:
+    """SQL of a ``UINTEGER[][][]``: per QI, per level, the label code of every leaf."""
+    return ", ".join(
         "(SELECT ["
         + ", ".join(f"list(a{i} ORDER BY a0)" for i in range(q.height + 1))
         + f'] FROM "__kanon_v{j}")'
         for j, q in enumerate(qis)
     )
+
+
+def tuple_lists(m: int) -> tuple[str, str]:
+    """SQL of the packed tuples and of their counts.
+
+    The tuples are one ``UINTEGER[]`` (``m`` codes each, in order ``t``), the counts a
+    ``UBIGINT[]``.
+    """
+    code_list = ", ".join(f'"__kanon_c{j}"' for j in range(m))
+    return (
+        f'(SELECT flatten(list([{code_list}] ORDER BY t)) FROM "__kanon_t")',
+        '(SELECT list(n ORDER BY t) FROM "__kanon_t")',
+    )
+
+
+def _forest_sql(
+    table: Table,
+    qis: list[QuasiIdentifier],
+    identifiers: tuple[str, ...],
+    options: AnonymizeOptions,
+    ctes: list[str],
+) -> tuple[str, str]:
+    """The forest's release query and assignment query (source columns, group, levels)."""
+    m = len(qis)
+    ctes = coded_ctes(table, qis, ctes)
+    codes = [f'"__kanon_c{j}"' for j in range(m)]
+    hierarchies = hierarchy_lists(qis)
     weights = ", ".join(repr(float(q.weight)) for q in qis)
     cost, improve = METHODS[options.method]
     kernel_options = {"m": m, "cost": cost, "improve": improve}
+    tuples, counts = tuple_lists(m)
     ctes.append(
         '"__kanon_run" AS (SELECT kanon_forest('
-        f'(SELECT flatten(list([{code_list}] ORDER BY t)) FROM "__kanon_t"), '
-        '(SELECT list(n ORDER BY t) FROM "__kanon_t"), '
+        f"{tuples}, {counts}, "
         f"[{hierarchies}], [{weights}]::DOUBLE[], {options.k}::UBIGINT, "
         f"{options.seed}::UBIGINT, {literal(json.dumps(kernel_options))}) AS r)"
     )

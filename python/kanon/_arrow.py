@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -11,10 +11,14 @@ from kanon.exceptions import InvalidInputError
 
 __all__ = ["buffer", "from_bytes"]
 
-_FORMATS: dict[pa.DataType, Literal["I", "Q"]] = {pa.uint32(): "I", pa.uint64(): "Q"}
+_FORMATS: dict[pa.DataType, Literal["I", "Q", "d"]] = {
+    pa.uint32(): "I",
+    pa.uint64(): "Q",
+    pa.float64(): "d",
+}
 
 
-def buffer(arr: pa.Array | pa.ChunkedArray, typ: pa.DataType, name: str) -> memoryview:
+def buffer(arr: pa.Array | pa.ChunkedArray, typ: pa.DataType, name: str) -> memoryview[Any]:
     """Return ``arr`` cast to ``typ`` as a typed memoryview the kernels accept."""
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()

@@ -10,6 +10,7 @@ __all__ = [
     "forest_anonymize",
     "forest_extend",
     "groupify",
+    "lattice_optimal",
     "sql_bundle",
     "validate_hierarchy",
 ]
@@ -45,6 +46,20 @@ def forest_anonymize(
     seed: int = 0,
     improve: bool = True,
 ) -> tuple[bytes, int, bytes, dict[str, Any]]: ...
+def lattice_optimal(
+    tuples: _Buffer,
+    m: int,
+    counts: _Buffer,
+    hierarchies: list[list[_Buffer]],
+    weights: list[float],
+    node_loss: list[list[_Buffer]],
+    metric: str,
+    k: int,
+    max_suppressed: int,
+    keep_suppressed: bool,
+    min_level: list[int],
+    max_level: list[int],
+) -> tuple[list[int], bytes, dict[str, Any]]: ...
 def forest_extend(
     tuples: _Buffer,
     m: int,

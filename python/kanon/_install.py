@@ -16,9 +16,12 @@ from kanon._udf import (
     CLASSES_SQL_TYPE,
     FOREST_SQL_PARAMS,
     FOREST_SQL_TYPE,
+    OPTIMAL_SQL_PARAMS,
+    OPTIMAL_SQL_TYPE,
     STATS_SQL_TYPE,
     class_stats,
     forest,
+    optimal,
 )
 from kanon.exceptions import InvalidInputError
 
@@ -67,6 +70,9 @@ def install_kernels(con: duckdb.DuckDBPyConnection) -> None:
         arrow=True,
     )
     _replace_function(con, "kanon_forest", forest, FOREST_SQL_PARAMS, FOREST_SQL_TYPE, arrow=True)
+    _replace_function(
+        con, "kanon_optimal", optimal, OPTIMAL_SQL_PARAMS, OPTIMAL_SQL_TYPE, arrow=True
+    )
 
 
 def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
@@ -115,13 +121,30 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         return plan_check(cursor, tbl, options).sql
 
     def plan_anonymize_udf(
-        tbl: str, k: int | None, qi: list[str] | None, seed: int | None, method: str | None
+        tbl: str,
+        k: int | None,
+        qi: list[str] | None,
+        seed: int | None,
+        method: str | None,
+        metric: str | None,
+        max_suppression: float | None,
+        drop_suppressed: bool | None,
+        min_level: dict[str, int] | None,
+        max_level: dict[str, int] | None,
     ) -> str:
         if k is None:
             msg = "kanon(...) needs k, the smallest class size: kanon('table', k := 5)"
             raise InvalidInputError(msg)
         options = AnonymizeOptions(
-            k=k, qi=tuple(qi or ()), seed=0 if seed is None else seed, method=method or "forest"
+            k=k,
+            qi=tuple(qi or ()),
+            seed=0 if seed is None else seed,
+            method=method or "forest",
+            metric=metric,
+            max_suppression=0.0 if max_suppression is None else max_suppression,
+            drop_suppressed=bool(drop_suppressed),
+            min_level=tuple((min_level or {}).items()),
+            max_level=tuple((max_level or {}).items()),
         )
         return plan_anonymize(cursor, tbl, options).sql
 
@@ -149,7 +172,18 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         con,
         "kanon_plan_anonymize",
         plan_anonymize_udf,
-        ["VARCHAR", "BIGINT", "VARCHAR[]", "UBIGINT", "VARCHAR"],
+        [
+            "VARCHAR",
+            "BIGINT",
+            "VARCHAR[]",
+            "UBIGINT",
+            "VARCHAR",
+            "VARCHAR",
+            "DOUBLE",
+            "BOOLEAN",
+            "MAP(VARCHAR, INTEGER)",
+            "MAP(VARCHAR, INTEGER)",
+        ],
         "VARCHAR",
     )
     _replace_function(

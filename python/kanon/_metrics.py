@@ -28,7 +28,7 @@ from kanon.hierarchy import ROOT, value_text
 if TYPE_CHECKING:
     import duckdb
 
-__all__ = ["Metrics", "plan_metrics"]
+__all__ = ["Metrics", "plan_metrics", "position"]
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class Metrics:
         )
 
 
-def _position(expr: str, typ: str) -> str:
+def position(expr: str, typ: str) -> str:
     """A number placing a value on its column's axis, NULL for unordered types."""
     base = typ.split("(")[0]
     if base in INT_TYPES or base in FLOAT_TYPES or base == "DECIMAL":
@@ -75,7 +75,7 @@ def _nodes_cte(j: int, q: QuasiIdentifier, source: str) -> list[str]:
     present = (
         f'"__kanon_p{j}" AS (SELECT h.*, d.x FROM "__kanon_h{j}" h JOIN '
         f"(SELECT DISTINCT {value_text(c, q.column.type)} AS key, "
-        f"{_position(c, q.column.type)} AS x FROM {source} WHERE {c} IS NOT NULL) d "
+        f"{position(c, q.column.type)} AS x FROM {source} WHERE {c} IS NOT NULL) d "
         "ON h.k = d.key)"
     )
     domain = (

@@ -17,6 +17,30 @@ if TYPE_CHECKING:
 __all__ = ["anonymize", "explain", "metrics"]
 
 
+def _options(
+    k: int,
+    qi: list[str] | None,
+    seed: int,
+    method: str,
+    metric: str | None,
+    max_suppression: float,
+    drop_suppressed: bool,
+    min_level: dict[str, int] | None,
+    max_level: dict[str, int] | None,
+) -> AnonymizeOptions:
+    return AnonymizeOptions(
+        k=k,
+        qi=tuple(qi or ()),
+        seed=seed,
+        method=method,
+        metric=metric,
+        max_suppression=max_suppression,
+        drop_suppressed=drop_suppressed,
+        min_level=tuple((min_level or {}).items()),
+        max_level=tuple((max_level or {}).items()),
+    )
+
+
 def explain(
     con: duckdb.DuckDBPyConnection,
     table: str,
@@ -25,6 +49,11 @@ def explain(
     *,
     seed: int = 0,
     method: str = "forest",
+    metric: str | None = None,
+    max_suppression: float = 0.0,
+    drop_suppressed: bool = False,
+    min_level: dict[str, int] | None = None,
+    max_level: dict[str, int] | None = None,
 ) -> str:
     """Return the SQL that ``SELECT * FROM kanon(table, k := k, ...)`` runs.
 
@@ -37,7 +66,16 @@ def explain(
         k: the smallest class size (1 ≤ k ≤ rows).
         qi: quasi-identifier columns (default: those configured for the table).
         seed: 0 for value order; another value draws another, equally valid release.
-        method: ``"forest"`` (Aggarwal et al. 2005 with repair and improvement passes).
+        method: ``"forest"`` (Aggarwal et al. 2005 with repair and improvement passes),
+            ``"forest_paper"`` (as published) or ``"optimal"`` (full-domain
+            generalization, the exact optimum over the lattice of levels).
+        metric: for ``"optimal"``: ``"loss"`` (default), ``"height"``, ``"nue"``,
+            ``"nue_nonmonotonic"``, ``"dm"``, ``"dm_star"`` or ``"aecs"``.
+        max_suppression: for ``"optimal"``: the fraction of rows whose
+            quasi-identifiers may become ``'*'``.
+        drop_suppressed: for ``"optimal"``: leave suppressed rows out of the release.
+        min_level: for ``"optimal"``: the lowest level allowed, per QI.
+        max_level: for ``"optimal"``: the highest level allowed, per QI.
 
     Returns:
         The SQL text.
@@ -47,7 +85,9 @@ def explain(
         HierarchyError: a configured hierarchy is malformed or misses a value.
         InvalidInputError: k, seed or method out of range.
     """
-    options = AnonymizeOptions(k=k, qi=tuple(qi or ()), seed=seed, method=method)
+    options = _options(
+        k, qi, seed, method, metric, max_suppression, drop_suppressed, min_level, max_level
+    )
     return plan_anonymize(con, table, options).sql
 
 
@@ -73,6 +113,11 @@ def anonymize(
     con: duckdb.DuckDBPyConnection | None = None,
     seed: int = 0,
     method: str = "forest",
+    metric: str | None = None,
+    max_suppression: float = 0.0,
+    drop_suppressed: bool = False,
+    min_level: dict[str, int] | None = None,
+    max_level: dict[str, int] | None = None,
 ) -> Any:
     """Return a k-anonymous release of ``data`` (SQL ``kanon(...)``).
 
@@ -88,7 +133,12 @@ def anonymize(
         qi: quasi-identifier columns (default: those configured for the table).
         con: connection holding ``data`` when it is a table name.
         seed: 0 for value order; another value draws another, equally valid release.
-        method: ``"forest"``.
+        method: as :func:`explain`.
+        metric: as :func:`explain`.
+        max_suppression: as :func:`explain`.
+        drop_suppressed: as :func:`explain`.
+        min_level: as :func:`explain`.
+        max_level: as :func:`explain`.
 
     Returns:
         The same kind of object as ``data``: a DuckDB relation for a table name or a
@@ -104,7 +154,9 @@ def anonymize(
         >>> sorted(out.column("age").to_pylist())
         ['[30..32]', '[30..32]', '[30..32]', '[39..42]', '[39..42]', '[39..42]']
     """
-    options = AnonymizeOptions(k=k, qi=tuple(qi or ()), seed=seed, method=method)
+    options = _options(
+        k, qi, seed, method, metric, max_suppression, drop_suppressed, min_level, max_level
+    )
     if isinstance(data, str):
         with as_table(data, con) as (con_, name):
             return con_.sql(plan_anonymize(con_, name, options).sql)

@@ -14,10 +14,13 @@ from kanon._arrow import buffer, from_bytes
 __all__ = [
     "FOREST_SQL_PARAMS",
     "FOREST_SQL_TYPE",
+    "OPTIMAL_SQL_PARAMS",
+    "OPTIMAL_SQL_TYPE",
     "STATS_SQL_TYPE",
     "STATS_TYPE",
     "class_stats",
     "forest",
+    "optimal",
 ]
 
 STATS_TYPE = pa.struct(
@@ -190,3 +193,76 @@ def _offsets(arrays: list[pa.Array]) -> pa.Array:
     for a in arrays:
         out.append(out[-1] + len(a))
     return pa.array(out, pa.int32())
+
+
+OPTIMAL_SQL_PARAMS = [
+    "UINTEGER[]",
+    "UBIGINT[]",
+    "UINTEGER[][][]",
+    "DOUBLE[]",
+    "DOUBLE[][][]",
+    "UBIGINT",
+    "VARCHAR",
+]
+OPTIMAL_TYPE = pa.struct(
+    [("levels", pa.list_(pa.uint32())), ("s", pa.list_(pa.bool_())), ("stats", pa.string())]
+)
+OPTIMAL_SQL_TYPE = "STRUCT(levels UINTEGER[], s BOOLEAN[], stats VARCHAR)"
+
+
+def _optimal_one(row: list[Any]) -> dict[str, Any]:
+    tuples, counts, hierarchies, weights, node_loss, k, options_text = row
+    options = json.loads(options_text.as_py())
+    levels: list[list[memoryview | bytes]] = [
+        [buffer(level.values, pa.uint32(), "hierarchies") for level in attribute.values]
+        for attribute in hierarchies.values
+    ]
+    losses: list[list[memoryview | bytes]] = [
+        [buffer(level.values, pa.float64(), "node_loss") for level in attribute.values]
+        for attribute in node_loss.values
+    ]
+    chosen, flags, stats = _core.lattice_optimal(
+        buffer(tuples.values, pa.uint32(), "tuples"),
+        int(options["m"]),
+        buffer(counts.values, pa.uint64(), "counts"),
+        levels,
+        [float(w) for w in weights.values.to_pylist()],
+        losses,
+        str(options["metric"]),
+        k.as_py(),
+        int(options["max_suppressed"]),
+        bool(options["keep_suppressed"]),
+        [int(x) for x in options["min_level"]],
+        [int(x) for x in options["max_level"]],
+    )
+    suppressed = pa.array(memoryview(flags).cast("B").tolist(), pa.uint8()).cast(pa.bool_())
+    return {"levels": chosen, "s": suppressed, "stats": json.dumps(stats)}
+
+
+def optimal(
+    tuples: pa.ChunkedArray,
+    counts: pa.ChunkedArray,
+    hierarchies: pa.ChunkedArray,
+    weights: pa.ChunkedArray,
+    node_loss: pa.ChunkedArray,
+    k: pa.ChunkedArray,
+    options: pa.ChunkedArray,
+) -> pa.Array:
+    """SQL ``kanon_optimal(...)``: the optimal full-domain generalization of one histogram.
+
+    Returns per row a struct: ``levels`` the level of every quasi-identifier, ``s`` per
+    distinct tuple whether its class is suppressed, ``stats`` a JSON object (cost,
+    suppressed rows, classes, lattice nodes, nodes checked).
+    """
+    args = (tuples, counts, hierarchies, weights, node_loss, k, options)
+    cols = [c.combine_chunks() for c in args]
+    results: list[dict[str, Any] | None] = []
+    for i in range(len(cols[0])):
+        row = [c[i] for c in cols]
+        results.append(_optimal_one(row) if all(v.is_valid for v in row) else None)
+    mask = pa.array([r is None for r in results])
+    levels = pa.array([None if r is None else r["levels"] for r in results], pa.list_(pa.uint32()))
+    s_arrays = [pa.array([], pa.bool_()) if r is None else r["s"] for r in results]
+    s = pa.ListArray.from_arrays(_offsets(s_arrays), pa.concat_arrays(s_arrays), mask=mask)
+    stats = pa.array([None if r is None else r["stats"] for r in results], pa.string())
+    return pa.StructArray.from_arrays([levels, s, stats], fields=list(OPTIMAL_TYPE), mask=mask)

@@ -3,6 +3,7 @@
 use kanon_core::anonymize::{anonymize, ForestOptions};
 use kanon_core::cost::{CostModel, LevelCost};
 use kanon_core::extend::extend;
+use kanon_core::lattice::{optimal, LatticeOptions, Metric};
 use kanon_core::{ClassStats, Distance, Hierarchy, KernelError, StatsOptions};
 use pyo3::buffer::{Element, PyBuffer};
 use pyo3::exceptions::PyValueError;
@@ -355,4 +356,94 @@ pub(crate) fn forest_extend<'py>(
         le_bytes(py, &e.levels, u32::to_le_bytes),
         d,
     ))
+}
+
+/// Optimal full-domain generalization of a histogram of tuples (method ``'optimal'``).
+///
+/// Args:
+///     tuples: uint32 buffer, ``m`` leaf codes per distinct tuple.
+///     m: number of quasi-identifiers.
+///     counts: uint64 buffer, rows per tuple.
+///     hierarchies: per attribute, one uint32 buffer of label codes per level.
+///     weights: weight per attribute.
+///     node_loss: per attribute and level, a float64 buffer with the loss of every label
+///         (for metric ``'loss'``); an empty list for the normalized certainty penalty
+///         by leaf counts.
+///     metric: ``'loss'``, ``'height'``, ``'nue'``, ``'nue_nonmonotonic'``, ``'dm'``,
+///         ``'dm_star'`` or ``'aecs'``.
+///     k: smallest class size.
+///     max_suppressed: rows that may be suppressed.
+///     keep_suppressed: whether suppressed rows stay in the release (one class of
+///         ``*``, which must then hold at least k rows).
+///     min_level, max_level: level bounds per attribute.
+///
+/// Returns:
+///     (levels, suppressed, stats): the level per attribute, one byte per tuple (1 if
+///     the tuple is suppressed), and the search's counters and the optimum's cost.
+///
+/// Raises:
+///     InvalidInputError: inconsistent inputs, or no node satisfies the model.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn lattice_optimal<'py>(
+    py: Python<'py>,
+    tuples: PyBuffer<u32>,
+    m: usize,
+    counts: PyBuffer<u64>,
+    hierarchies: Vec<Vec<PyBuffer<u32>>>,
+    weights: Vec<f64>,
+    node_loss: Vec<Vec<PyBuffer<f64>>>,
+    metric: &str,
+    k: u64,
+    max_suppressed: u64,
+    keep_suppressed: bool,
+    min_level: Vec<u32>,
+    max_level: Vec<u32>,
+) -> PyResult<(Vec<u32>, Bound<'py, PyBytes>, Bound<'py, PyDict>)> {
+    let metric = match metric {
+        "loss" => Metric::Loss,
+        "height" => Metric::Height,
+        "nue" => Metric::Nue,
+        "nue_nonmonotonic" => Metric::NueNonMonotonic,
+        "dm" => Metric::Dm,
+        "dm_star" => Metric::DmStar,
+        "aecs" => Metric::Aecs,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "metric must be one of 'loss', 'height', 'nue', 'nue_nonmonotonic', 'dm', \
+                 'dm_star', 'aecs', got {other:?}"
+            )))
+        }
+    };
+    let tuples = read(py, "tuples", &tuples)?;
+    let counts = read(py, "counts", &counts)?;
+    let hierarchies = read_hierarchies(py, &hierarchies)?;
+    let node_loss: Vec<Vec<Vec<f64>>> = node_loss
+        .iter()
+        .map(|levels| levels.iter().map(|b| read(py, "node_loss", b)).collect())
+        .collect::<PyResult<_>>()?;
+    let options = LatticeOptions {
+        k,
+        max_suppressed,
+        keep_suppressed,
+        min_level,
+        max_level,
+        weights,
+        metric,
+        node_loss,
+    };
+    let best = run(py, || {
+        let built = build_hierarchies(&hierarchies)?;
+        optimal(&tuples, m, &counts, &built, &options)
+    })?;
+    let d = PyDict::new(py);
+    d.set_item("cost", best.eval.cost)?;
+    d.set_item("suppressed", best.eval.suppressed)?;
+    d.set_item("classes", best.eval.classes)?;
+    d.set_item("nodes", best.nodes)?;
+    d.set_item("checked", best.checked)?;
+    d.set_item("rolled_up", best.rolled_up)?;
+    d.set_item("tagged", best.tagged)?;
+    let flags: Vec<u8> = best.suppressed.iter().map(|&s| u8::from(s)).collect();
+    Ok((best.levels, PyBytes::new(py, &flags), d))
 }

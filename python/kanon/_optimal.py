@@ -1,0 +1,175 @@
+"""The planner of ``kanon(..., method := 'optimal')``: full-domain generalization.
+
+The generated SQL (one statement) codes every quasi-identifier against its hierarchy
+(:func:`kanon._anonymize.coded_ctes`), sends the histogram of distinct code tuples with
+their counts to the kernel UDF ``kanon_optimal`` (the lattice search of
+``kanon-core::lattice``), and gets back one level per quasi-identifier and a flag per
+tuple saying whether its class is suppressed. Every row then takes its hierarchy label
+at that level (``'*'`` at the top, and for suppressed rows); identifiers become ``'*'``;
+other columns are unchanged; suppressed rows are kept (their quasi-identifiers ``'*'``)
+or dropped.
+
+For the ``loss`` metric the kernel receives the loss of every hierarchy label as
+``kanon_metrics`` computes GCP: ``(hi - lo) / (max - min)`` of the original values under
+the label for numbers and dates, ``(values under it - 1) / (distinct values - 1)``
+otherwise, 1 at the top.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from kanon._anonymize import coded_ctes, hierarchy_lists, tuple_lists
+from kanon._metrics import position
+from kanon._sql import ident, literal
+from kanon.exceptions import InvalidInputError
+from kanon.hierarchy import ROOT, value_text
+
+if TYPE_CHECKING:
+    from kanon._anonymize import AnonymizeOptions, QuasiIdentifier
+    from kanon._catalog import Table
+
+__all__ = ["level_bounds", "optimal_ctes", "optimal_sql"]
+
+
+def level_bounds(
+    qis: list[QuasiIdentifier], options: AnonymizeOptions
+) -> tuple[list[int], list[int]]:
+    """The lowest and highest level allowed per quasi-identifier, checked."""
+    names = {q.column.name.lower(): j for j, q in enumerate(qis)}
+    lows = [0] * len(qis)
+    highs = [q.height for q in qis]
+    for bounds, name in ((options.min_level, "min_level"), (options.max_level, "max_level")):
+        for column, level in bounds:
+            j = names.get(column.lower())
+            if j is None:
+                msg = (
+                    f"{name} names column {column!r}, which is not a quasi-identifier of this "
+                    f"call ({', '.join(q.column.name for q in qis)})"
+                )
+                raise InvalidInputError(msg)
+            top = qis[j].height
+            if not isinstance(level, int) or isinstance(level, bool) or not 0 <= level <= top:
+                msg = (
+                    f"{name} of column {qis[j].column.name!r} must be a level between 0 and "
+                    f"{top} (its hierarchy's height), got {level!r}"
+                )
+                raise InvalidInputError(msg)
+            (lows if name == "min_level" else highs)[j] = level
+    for j, q in enumerate(qis):
+        if lows[j] > highs[j]:
+            msg = (
+                f"min_level {lows[j]} of column {q.column.name!r} is above its max_level {highs[j]}"
+            )
+            raise InvalidInputError(msg)
+    return lows, highs
+
+
+def _node_loss(table: Table, qis: list[QuasiIdentifier]) -> str:
+    """SQL of a ``DOUBLE[][][]``: per QI, per level, the loss of every label by code."""
+    per_qi = []
+    for j, q in enumerate(qis):
+        c = ident(q.column.name)
+        top = q.height
+        points = (
+            f'(SELECT v.*, d.x FROM "__kanon_v{j}" v LEFT JOIN '
+            f"(SELECT DISTINCT {value_text(c, q.column.type)} AS key, "
+            f"{position(c, q.column.type)} AS x FROM {table.sql} WHERE {c} IS NOT NULL) d "
+            "ON v.k = d.key)"
+        )
+        domain = f"(SELECT count(k) AS card, min(x) AS lo, max(x) AS hi FROM {points})"
+        levels = [f'SELECT 0 AS lvl, a0 AS code, 0.0 AS loss FROM "__kanon_v{j}"']
+        for i in range(1, top + 1):
+            loss = (
+                "1.0"
+                if i == top
+                else "CASE WHEN any_value(d.lo) IS NOT NULL THEN CASE WHEN any_value(d.hi) > "
+                "any_value(d.lo) THEN coalesce((max(p.x) - min(p.x)) / (any_value(d.hi) - "
+                "any_value(d.lo)), 0.0) ELSE 0.0 END ELSE CASE WHEN any_value(d.card) > 1 THEN "
+                "greatest(count(p.k) - 1, 0) / (any_value(d.card) - 1) ELSE 0.0 END END"
+            )
+            levels.append(
+                f"SELECT {i}, p.a{i}, {loss} FROM {points} p CROSS JOIN {domain} d GROUP BY p.a{i}"
+            )
+        per_qi.append(
+            "(SELECT list(x ORDER BY lvl) FROM (SELECT lvl, list(CAST(loss AS DOUBLE) "
+            f"ORDER BY code) AS x FROM ({' UNION ALL '.join(levels)}) GROUP BY lvl))"
+        )
+    return f"[{', '.join(per_qi)}]::DOUBLE[][][]"
+
+
+def optimal_ctes(
+    table: Table, qis: list[QuasiIdentifier], options: AnonymizeOptions, rows: int, ctes: list[str]
+) -> list[str]:
+    """Return the coded CTEs plus ``__kanon_run``, one call of ``kanon_optimal``.
+
+    Its struct ``r`` holds ``levels`` (per QI), ``s`` (per tuple ``t``: suppressed) and
+    ``stats``.
+    """
+    m = len(qis)
+    lows, highs = level_bounds(qis, options)
+    ctes = coded_ctes(table, qis, ctes)
+    metric = options.metric or "loss"
+    kernel_options = {
+        "m": m,
+        "metric": metric,
+        "max_suppressed": int(options.max_suppression * rows),
+        "keep_suppressed": not options.drop_suppressed,
+        "min_level": lows,
+        "max_level": highs,
+    }
+    tuples, counts = tuple_lists(m)
+    weights = ", ".join(repr(float(q.weight)) for q in qis)
+    node_loss = _node_loss(table, qis) if metric == "loss" else "[]::DOUBLE[][][]"
+    ctes.append(
+        '"__kanon_run" AS (SELECT kanon_optimal('
+        f"{tuples}, {counts}, [{hierarchy_lists(qis)}], [{weights}]::DOUBLE[], {node_loss}, "
+        f"{options.k}::UBIGINT, {literal(json.dumps(kernel_options))}) AS r)"
+    )
+    return ctes
+
+
+def optimal_sql(
+    table: Table,
+    qis: list[QuasiIdentifier],
+    identifiers: tuple[str, ...],
+    options: AnonymizeOptions,
+    rows: int,
+    ctes: list[str],
+) -> tuple[str, str]:
+    """Return the release query of the optimal full-domain generalization, twice.
+
+    (The release has no group assignment to store, so its assignment query is itself.)
+    """
+    m = len(qis)
+    ctes = optimal_ctes(table, qis, options, rows, ctes)
+    ctes.append(
+        '"__kanon_s" AS (SELECT unnest(r.s) AS "__kanon_sup", '
+        '(generate_subscripts(r.s, 1) - 1)::UBIGINT AS t FROM "__kanon_run")'
+    )
+    codes = [f'"__kanon_c{j}"' for j in range(m)]
+    position_of = {q.column.name: j for j, q in enumerate(qis)}
+    out = []
+    for col in table.columns:
+        name = ident(col.name)
+        if col.name in position_of:
+            j = position_of[col.name]
+            lvl = f"run.r.levels[{j + 1}]"
+            labels = ", ".join([f"v{j}.k"] + [f"v{j}.l{i}" for i in range(1, qis[j].height + 1)])
+            out.append(
+                f'CASE WHEN s."__kanon_sup" OR {lvl} = {qis[j].height} THEN {literal(ROOT)} '
+                f"ELSE [{labels}][{lvl} + 1] END AS {name}"
+            )
+        elif col.name in identifiers:
+            out.append(f"{literal(ROOT)} AS {name}")
+        else:
+            out.append(f"r.{name}")
+    joins = " ".join(f'JOIN "__kanon_v{j}" v{j} ON v{j}.a0 = r.{codes[j]}' for j in range(m))
+    where = ' WHERE NOT s."__kanon_sup"' if options.drop_suppressed else ""
+    sql = (
+        "WITH " + ",\n".join(ctes) + f'\nSELECT {", ".join(out)} FROM "__kanon_r" r '
+        f'JOIN "__kanon_t" t USING ({", ".join(codes)}) JOIN "__kanon_s" s USING (t) '
+        f'CROSS JOIN "__kanon_run" run {joins}{where}'
+    )
+    return sql, sql

@@ -1,0 +1,328 @@
+"""``kanon(..., method := 'optimal')``: the exact optimum of full-domain generalization.
+
+Releases are checked independently of the planner: a plain ``GROUP BY`` over the
+released labels (the class of suppressed rows included), row accounting, truthfulness
+against hierarchy tables built separately, one level per column for the whole table,
+and optimality against brute force: every level vector of the lattice generalized with
+plain SQL joins, classes below k suppressed, priced with ``kanon.metrics``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from pycanon import anonymity
+
+import kanon
+from kanon.exceptions import InvalidInputError
+from tests.conftest import data_dir
+from tests.strategies import tables
+from tests.test_anonymize import ADULT_QI, _load, _min_class, _untruthful
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+QI = ("q0", "q1", "q2")
+
+
+def _configure(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, str]:
+    """Every QI with a hierarchy table of its own (so brute force can use them).
+
+    Each column needs a value that is not NULL (callers ``assume`` it).
+    """
+    hierarchies = {}
+    for column, build in (("q0", "intervals"), ("q1", "auto"), ("q2", "intervals")):
+        name = f"{table}_h_{column}"
+        if build == "auto":
+            kanon.hierarchy.auto(con, name, table=table, column=column, fanout=2)
+        else:
+            kanon.hierarchy.intervals(con, name, table=table, column=column)
+        hierarchies[column] = name
+    kanon.configure(
+        con,
+        table,
+        qi=hierarchies,
+        identifiers=["name"],
+        sensitive=["s"],
+        insensitive=["rid"],
+    )
+    return hierarchies
+
+
+def _height(con: duckdb.DuckDBPyConnection, hierarchy: str) -> int:
+    return len(con.execute(f'DESCRIBE "{hierarchy}"').fetchall()) - 1
+
+
+def _release_at(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    hierarchies: dict[str, str],
+    levels: Sequence[int],
+    k: int,
+    name: str,
+) -> int:
+    """Generalize every QI to ``levels`` with plain joins, suppress classes below k (their
+    QIs become '*'), store the release as ``name``; return the suppressed rows."""
+    cols, joins = [], []
+    for j, (column, h) in enumerate(hierarchies.items()):
+        labels = [r[0] for r in con.execute(f'DESCRIBE "{h}"').fetchall()]
+        top = len(labels) - 1
+        label = "'*'" if levels[j] == top else f'CAST(h{j}."{labels[levels[j]]}" AS VARCHAR)'
+        cols.append(f'{label} AS "{column}"')
+        joins.append(
+            f'LEFT JOIN "{h}" h{j} ON CAST(h{j}."{labels[0]}" AS VARCHAR) = '
+            f'CAST(t."{column}" AS VARCHAR)'
+        )
+    qi = ", ".join(f'"{c}"' for c in hierarchies)
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE gen AS SELECT t.rid, t.s, {', '.join(cols)} "
+        f'FROM "{table}" t {" ".join(joins)}'
+    )
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT g.rid, g.s, "
+        + ", ".join(
+            f'CASE WHEN c.n < {k} THEN \'*\' ELSE g."{c}" END AS "{c}"' for c in hierarchies
+        )
+        + f" FROM gen g JOIN (SELECT {qi}, count(*) AS n FROM gen GROUP BY ALL) c "
+        + "ON "
+        + " AND ".join(f'g."{c}" IS NOT DISTINCT FROM c."{c}"' for c in hierarchies)
+    )
+    return int(
+        con.execute(
+            f"SELECT coalesce(sum(n), 0) FROM (SELECT count(*) AS n FROM gen GROUP BY {qi}) "
+            f"WHERE n < {k}"
+        ).fetchall()[0][0]
+    )
+
+
+def _brute_force(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    hierarchies: dict[str, str],
+    k: int,
+    max_suppressed: int,
+) -> float | None:
+    """The smallest GCP (by ``kanon.metrics``) of any feasible level vector, or None."""
+    heights = [_height(con, h) for h in hierarchies.values()]
+    best = None
+    for levels in itertools.product(*(range(h + 1) for h in heights)):
+        suppressed = _release_at(con, table, hierarchies, levels, k, "cand")
+        if suppressed > max_suppressed or 0 < suppressed < k:
+            continue
+        gcp = kanon.metrics(table, "cand", con=con).gcp
+        best = gcp if best is None else min(best, gcp)
+    return best
+
+
+def _assert_release(
+    con: duckdb.DuckDBPyConnection,
+    src: str,
+    rel: str,
+    k: int,
+    hierarchies: dict[str, str],
+) -> None:
+    assert _min_class(con, rel, list(hierarchies)) >= k  # the '*' class too
+    assert con.execute(f"SELECT DISTINCT name FROM {rel}").fetchall() == [("*",)]
+    # Every released row is a source row, once, with its sensitive value.
+    assert con.execute(
+        f"SELECT count(*) FROM {rel} r LEFT JOIN {src} s USING (rid) "
+        "WHERE s.rid IS NULL OR s.s IS DISTINCT FROM r.s"
+    ).fetchall() == [(0,)]
+    assert con.execute(f"SELECT count(*) = count(DISTINCT rid) FROM {rel}").fetchall() == [(True,)]
+    for column, hierarchy in hierarchies.items():
+        assert _untruthful(con, src, rel, column, hierarchy) == [], column
+        # Full-domain: the labels other than '*' all sit at one level of the hierarchy.
+        labels = [r[0] for r in con.execute(f'DESCRIBE "{hierarchy}"').fetchall()]
+        released = {
+            r[0]
+            for r in con.execute(
+                f'SELECT DISTINCT "{column}" FROM {rel} WHERE "{column}" IS NOT NULL '
+                f"AND \"{column}\" <> '*'"
+            ).fetchall()
+        }
+        levels_holding = [
+            i
+            for i, label in enumerate(labels)
+            if released
+            <= {
+                r[0]
+                for r in con.execute(
+                    f'SELECT DISTINCT CAST("{label}" AS VARCHAR) FROM "{hierarchy}"'
+                ).fetchall()
+            }
+        ]
+        assert not released or levels_holding, (column, released)
+
+
+SETTINGS: dict[str, Any] = {
+    "deadline": None,
+    "suppress_health_check": [HealthCheck.function_scoped_fixture],
+}
+
+
+def _has_values(data: dict[str, list[Any]]) -> bool:
+    return all(any(v is not None for v in data[c]) for c in QI)
+
+
+@st.composite
+def _wide_tables(draw: st.DrawFn) -> dict[str, list[Any]]:
+    """Tables whose numeric columns span enough values for several interval levels."""
+    n = draw(st.integers(min_value=1, max_value=25))
+
+    def column(values: st.SearchStrategy[Any]) -> list[Any]:
+        return draw(st.lists(st.one_of(st.none(), values, values, values), min_size=n, max_size=n))
+
+    return {
+        "q0": column(st.integers(0, 40)),
+        "q1": column(st.sampled_from(["a", "b", "Ünï", "日本", "O'B", "x y"])),
+        "q2": column(st.sampled_from([0, 0, 0, 1, 2, 5, 9])),
+        "s": column(st.sampled_from(["p", "q"])),
+        "v": column(st.integers(0, 3)),
+    }
+
+
+@settings(max_examples=25, **SETTINGS)
+@given(
+    data=_wide_tables(),
+    k_seed=st.integers(1, 1000),
+    suppression=st.sampled_from([0.0, 0.1, 0.3]),
+)
+def test_optimal_release_is_k_anonymous_and_the_exact_optimum(
+    con: duckdb.DuckDBPyConnection, data: dict[str, list[Any]], k_seed: int, suppression: float
+) -> None:
+    assume(_has_values(data))
+    _load(con, "t", data)
+    hierarchies = _configure(con, "t")
+    n = len(data["q0"])
+    k = 1 + k_seed % min(n, 6)
+    limit = int(suppression * n)
+    before = con.execute("SELECT * FROM t ORDER BY rid").fetchall()
+    best = _brute_force(con, "t", hierarchies, k, limit)
+    sql = (
+        f"SELECT * FROM kanon('t', k := {k}, method := 'optimal', max_suppression := {suppression})"
+    )
+    if best is None:
+        with pytest.raises(duckdb.InvalidInputException, match="no generalization satisfies"):
+            con.execute(sql).fetchall()
+        return
+    con.execute(f"CREATE OR REPLACE TABLE rel AS {sql}")
+    assert con.execute("SELECT count(*) FROM rel").fetchall() == [(n,)]
+    _assert_release(con, "t", "rel", k, hierarchies)
+    assert con.execute("SELECT * FROM t ORDER BY rid").fetchall() == before
+    gcp = kanon.metrics("t", "rel", con=con).gcp
+    assert gcp == pytest.approx(best, abs=1e-12), (gcp, best)
+    # Dropping the suppressed rows: at most the limit, and what is left is k-anonymous.
+    con.execute(f"CREATE OR REPLACE TABLE dropped AS {sql[:-1]}, drop_suppressed := true)")
+    left = con.execute("SELECT count(*) FROM dropped").fetchall()[0][0]
+    assert n - limit <= left <= n
+    if left:
+        _assert_release(con, "t", "dropped", k, hierarchies)
+
+
+@settings(max_examples=10, **SETTINGS)
+@given(
+    data=tables(max_rows=30),
+    k_seed=st.integers(1, 1000),
+    metric=st.sampled_from(["loss", "height", "nue", "nue_nonmonotonic", "dm", "dm_star", "aecs"]),
+    suppression=st.sampled_from([0.0, 0.2]),
+    drop=st.booleans(),
+)
+def test_every_metric_gives_a_k_anonymous_full_domain_release(
+    con: duckdb.DuckDBPyConnection,
+    data: dict[str, list[Any]],
+    k_seed: int,
+    metric: str,
+    suppression: float,
+    drop: bool,
+) -> None:
+    assume(_has_values(data))
+    _load(con, "t", data)
+    hierarchies = _configure(con, "t")
+    n = len(data["q0"])
+    k = 1 + k_seed % n
+    sql = (
+        f"SELECT * FROM kanon('t', k := {k}, method := 'optimal', metric := '{metric}', "
+        f"max_suppression := {suppression}, drop_suppressed := {str(drop).lower()})"
+    )
+    try:
+        con.execute(f"CREATE OR REPLACE TABLE rel AS {sql}")
+    except duckdb.InvalidInputException as err:
+        if "no generalization satisfies" not in str(err):
+            raise
+        return
+    rows = con.execute("SELECT count(*) FROM rel").fetchall()[0][0]
+    assert rows == n or (drop and n - rows <= int(suppression * n))
+    if rows:
+        _assert_release(con, "t", "rel", k, hierarchies)
+
+
+def test_level_bounds_and_weights(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(
+        "CREATE TABLE p AS SELECT i AS rid, 'person ' || i AS name, 20 + i % 40 AS q0, "
+        "chr(CAST(97 + i % 6 AS INTEGER)) AS q1, i % 5 AS q2, 'x' AS s FROM range(120) r(i)"
+    )
+    hierarchies = _configure(con, "p")
+    top = _height(con, hierarchies["q1"])
+    sql = (
+        "SELECT * FROM kanon('p', k := 6, method := 'optimal', "
+        "min_level := MAP {'q0': 1}, max_level := MAP {'q1': 0})"
+    )
+    con.execute(f"CREATE TABLE r AS {sql}")
+    _assert_release(con, "p", "r", 6, hierarchies)
+    # q1 stays at its leaves: every value unchanged.
+    assert con.execute(
+        "SELECT count(*) FROM r JOIN p USING (rid) WHERE r.q1 <> p.q1"
+    ).fetchall() == [(0,)]
+    assert top >= 1
+    with pytest.raises(duckdb.InvalidInputException, match="min_level names column 'nope'"):
+        con.execute(
+            "SELECT * FROM kanon('p', k := 6, method := 'optimal', min_level := MAP {'nope': 1})"
+        ).fetchall()
+    with pytest.raises(duckdb.InvalidInputException, match="between 0 and"):
+        con.execute(
+            "SELECT * FROM kanon('p', k := 6, method := 'optimal', max_level := MAP {'q2': 99})"
+        ).fetchall()
+
+
+def test_errors_name_the_problem(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("CREATE TABLE p AS SELECT i AS rid, i % 7 AS q0 FROM range(30) r(i)")
+    with pytest.raises(InvalidInputError, match="apply to method 'optimal' only"):
+        kanon.explain(con, "p", 3, ["q0"], max_suppression=0.1)
+    with pytest.raises(InvalidInputError, match="metric must be one of"):
+        kanon.explain(con, "p", 3, ["q0"], method="optimal", metric="gcp")
+    with pytest.raises(InvalidInputError, match="max_suppression must be a fraction"):
+        kanon.explain(con, "p", 3, ["q0"], method="optimal", max_suppression=1.5)
+    with pytest.raises(duckdb.InvalidInputException, match="method must be one of"):
+        con.execute("SELECT * FROM kanon('p', k := 3, qi := ['q0'], method := 'flash')").fetchall()
+    # k above what any node reaches without suppression.
+    con.execute("CREATE TABLE q AS SELECT i AS rid, i AS q0 FROM range(5) r(i)")
+    out = con.execute(
+        "SELECT count(DISTINCT q0) FROM kanon('q', k := 5, qi := ['q0'], method := 'optimal')"
+    ).fetchall()
+    assert out == [(1,)]
+
+
+def test_adult_optimal_with_arx_hierarchies(con: duckdb.DuckDBPyConnection) -> None:
+    folder = data_dir() / "adult"
+    con.execute(
+        "CREATE TABLE adult AS SELECT * FROM read_csv(?, delim = ';', header = true)",
+        [str(folder / "adult.csv")],
+    )
+    qi = [c for c in ADULT_QI if c != "occupation"]  # ARX's benchmark: 8 QIs
+    for c in qi:
+        kanon.hierarchy.from_csv(con, folder / f"adult_hierarchy_{c}.csv", f"h_{c}")
+    kanon.configure(con, "adult", qi={c: f"h_{c}" for c in qi}, insensitive=["occupation"])
+    for suppression in (0.0, 0.05):
+        released = con.sql(
+            f"SELECT * FROM kanon('adult', k := 5, method := 'optimal', "
+            f"max_suppression := {suppression})"
+        ).df()
+        assert len(released) == 30162
+        assert anonymity.k_anonymity(released, qi) >= 5
+        stars = (released[qi] == "*").all(axis=1).sum()
+        assert stars <= int(suppression * 30162)
