@@ -7,11 +7,12 @@ from dataclasses import dataclass
 import duckdb
 
 from kanon._sql import ident
-from kanon.exceptions import ConfigError
+from kanon.exceptions import ConfigError, InvalidInputError
 
 __all__ = [
     "Column",
     "Table",
+    "check_view_name",
     "configured",
     "configured_full",
     "has_default_generalizer",
@@ -139,3 +140,21 @@ def resolve_columns(table: Table, names: list[str], what: str) -> list[Column]:
             raise ConfigError(msg)
         seen.add(col.name)
     return cols
+
+
+def check_view_name(con: duckdb.DuckDBPyConnection, name: str, source: Table) -> None:
+    """Reject a release name that is empty, qualified, the source, or an existing table."""
+    if not isinstance(name, str) or not name or "." in name:
+        msg = f"name must be a non-empty unqualified view name, got {name!r}"
+        raise InvalidInputError(msg)
+    if name.lower() == source.name.lower():
+        msg = f"name {name!r} is the source table; choose another name for the release"
+        raise InvalidInputError(msg)
+    kinds = con.execute(
+        "SELECT table_type FROM information_schema.tables WHERE lower(table_name) = lower(?) "
+        "AND table_schema = current_schema() AND table_catalog = current_database()",
+        [name],
+    ).fetchall()
+    if any(kind == "BASE TABLE" for (kind,) in kinds):
+        msg = f"a table named {name!r} exists; materialize replaces only views"
+        raise ConfigError(msg)

@@ -29,10 +29,12 @@ import numpy as np
 import pyarrow as pa
 
 from kanon import _core
-from kanon._anonymize import AnonymizeOptions, hierarchy_select, plan_anonymize
+from kanon._anonymize import hierarchy_select, plan_anonymize
 from kanon._arrow import from_bytes
-from kanon._catalog import Table, resolve_table
+from kanon._catalog import Table, check_view_name, resolve_table
 from kanon._install import install_kernels
+from kanon._portable_view import materialize_global
+from kanon._release import anonymize_options
 from kanon._sql import ident, literal
 from kanon.exceptions import ConfigError, HierarchyError, InvalidInputError
 from kanon.hierarchy import ROOT, default_select, value_text
@@ -64,23 +66,6 @@ def _names(name: str) -> dict[str, str]:
         "groups": f"{name}__kanon_groups",
         "meta": f"{name}__kanon_meta",
     }
-
-
-def _check_view_name(con: duckdb.DuckDBPyConnection, name: str, source: Table) -> None:
-    if not isinstance(name, str) or not name or "." in name:
-        msg = f"name must be a non-empty unqualified view name, got {name!r}"
-        raise InvalidInputError(msg)
-    if name.lower() == source.name.lower():
-        msg = f"name {name!r} is the source table; choose another name for the release"
-        raise InvalidInputError(msg)
-    kinds = con.execute(
-        "SELECT table_type FROM information_schema.tables WHERE lower(table_name) = lower(?) "
-        "AND table_schema = current_schema() AND table_catalog = current_database()",
-        [name],
-    ).fetchall()
-    if any(kind == "BASE TABLE" for (kind,) in kinds):
-        msg = f"a table named {name!r} exists; materialize replaces only views"
-        raise ConfigError(msg)
 
 
 def _match(left: str, right: str, columns: list[str]) -> str:
@@ -141,8 +126,20 @@ def materialize(
     qi: list[str] | None = None,
     *,
     seed: int = 0,
+    method: str = "forest",
+    metric: str | None = None,
+    max_suppression: float = 0.0,
+    drop_suppressed: bool = False,
+    min_level: dict[str, int] | None = None,
+    max_level: dict[str, int] | None = None,
 ) -> str:
     """Store a k-anonymous release of ``table`` and expose it as the plain SQL view ``name``.
+
+    With ``method="forest"`` (local recoding) the view joins the source to the stored
+    group of every row (see the module docs; :func:`refresh` places new rows). With
+    ``method="optimal"`` (global recoding) the release is a transformation and the view
+    re-applies it to the source with portable SQL that :func:`kanon.to_sql` carries to
+    other databases (see ``kanon._portable_view``).
 
     Args:
         con: the connection (the tables and the view are created in its database).
@@ -151,6 +148,12 @@ def materialize(
         name: the view to create (replaced if it is a view).
         qi: quasi-identifier columns (default: those configured for the table).
         seed: as :func:`kanon.anonymize`.
+        method: ``"forest"`` or ``"optimal"``.
+        metric: as :func:`kanon.explain` (``"optimal"`` only).
+        max_suppression: as :func:`kanon.explain` (``"optimal"`` only).
+        drop_suppressed: as :func:`kanon.explain` (``"optimal"`` only).
+        min_level: as :func:`kanon.explain` (``"optimal"`` only).
+        max_level: as :func:`kanon.explain` (``"optimal"`` only).
 
     Returns:
         ``name``.
@@ -159,10 +162,19 @@ def materialize(
         ConfigError, HierarchyError, InvalidInputError: as :func:`kanon.anonymize`, or a
             table (not a view) of that name exists.
     """
+    options = anonymize_options(
+        k, qi, seed, method, metric, max_suppression, drop_suppressed, min_level, max_level
+    )
+    if method == "optimal":
+        materialize_global(con, table, name, options)
+        return name
+    if method != "forest":
+        msg = f"materialize supports method 'forest' or 'optimal', got {method!r}"
+        raise InvalidInputError(msg)
     install_kernels(con)
-    plan = plan_anonymize(con, table, AnonymizeOptions(k=k, qi=tuple(qi or ()), seed=seed))
+    plan = plan_anonymize(con, table, options)
     source = plan.table
-    _check_view_name(con, name, source)
+    check_view_name(con, name, source)
     names = _names(name)
     columns = [ident(c.name) for c in source.columns]
     meta = {

@@ -14,10 +14,10 @@ from kanon._metrics import Metrics, plan_metrics
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["anonymize", "explain", "metrics"]
+__all__ = ["anonymize", "anonymize_options", "explain", "metrics"]
 
 
-def _options(
+def anonymize_options(
     k: int,
     qi: list[str] | None,
     seed: int,
@@ -28,6 +28,7 @@ def _options(
     min_level: dict[str, int] | None,
     max_level: dict[str, int] | None,
 ) -> AnonymizeOptions:
+    """The options of one call of the Python API (level bounds as dicts)."""
     return AnonymizeOptions(
         k=k,
         qi=tuple(qi or ()),
@@ -85,7 +86,7 @@ def explain(
         HierarchyError: a configured hierarchy is malformed or misses a value.
         InvalidInputError: k, seed or method out of range.
     """
-    options = _options(
+    options = anonymize_options(
         k, qi, seed, method, metric, max_suppression, drop_suppressed, min_level, max_level
     )
     return plan_anonymize(con, table, options).sql
@@ -154,7 +155,7 @@ def anonymize(
         >>> sorted(out.column("age").to_pylist())
         ['[30..32]', '[30..32]', '[30..32]', '[39..42]', '[39..42]', '[39..42]']
     """
-    options = _options(
+    options = anonymize_options(
         k, qi, seed, method, metric, max_suppression, drop_suppressed, min_level, max_level
     )
     if isinstance(data, str):

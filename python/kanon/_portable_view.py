@@ -1,0 +1,174 @@
+"""Global releases stored as portable SQL views: ``kanon.materialize(..., method='optimal')``.
+
+A full-domain release is a *transformation*: one level per quasi-identifier and the rule
+that rows of classes smaller than k are suppressed. :func:`materialize_global` runs the
+lattice search once and stores
+
+* ``{name}__kanon_h{j}``: for every quasi-identifier below its top level, the value
+  (typed as in the source) and its label at the chosen level;
+* ``{name}__kanon_meta``: the transformation and the search's report (JSON);
+* the view ``{name}``: the source joined to those lookup tables on typed equality, the
+  class sizes counted with ``COUNT(*) OVER (PARTITION BY ...)``, classes below k shown as
+  ``'*'`` (or left out), and the ``'*'`` class itself withheld while it holds fewer than
+  k rows. It uses only joins, ``CASE``, window counts and comparisons, so
+  :func:`kanon.to_sql` carries it to PostgreSQL, Snowflake, BigQuery or Spark.
+
+The view re-applies the transformation to the source as it is when queried: a value
+missing from a lookup table (added later) is released as ``'*'``, and the view is
+k-anonymous at all times. Materialize again to re-optimize the levels.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from kanon._anonymize import (
+    AnonymizeOptions,
+    QuasiIdentifier,
+    coded_ctes,
+    hierarchy_cte,
+    plan_anonymize,
+)
+from kanon._catalog import check_view_name
+from kanon._install import install_kernels
+from kanon._optimal import optimal_ctes
+from kanon._sql import ident, literal
+from kanon.exceptions import InvalidInputError
+from kanon.hierarchy import ROOT, value_text
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from kanon._catalog import Table
+
+__all__ = ["materialize_global"]
+
+
+def _lookup_sql(table: Table, j: int, q: QuasiIdentifier, level: int) -> str:
+    """The distinct non-NULL values of QI ``j`` (typed) with their label at ``level``."""
+    c = ident(q.column.name)
+    label = "v.k" if level == 0 else f"v.l{level}"
+    return (
+        f"SELECT DISTINCT s.{c} AS value, CAST({label} AS VARCHAR) AS label "
+        f'FROM {table.sql} s JOIN "__kanon_v{j}" v '
+        f"ON {value_text(f's.{c}', q.column.type)} = v.k WHERE s.{c} IS NOT NULL"
+    )
+
+
+def _view_sql(
+    name: str,
+    table: Table,
+    qis: tuple[QuasiIdentifier, ...],
+    identifiers: tuple[str, ...],
+    levels: list[int],
+    k: int,
+    keep_suppressed: bool,
+) -> str:
+    """The portable view: generalize, count classes, suppress, withhold."""
+    star = literal(ROOT)
+    generalized, joins = [], []
+    for j, q in enumerate(qis):
+        c = f"s.{ident(q.column.name)}"
+        if levels[j] == q.height:
+            generalized.append(f'{star} AS "__kanon_g{j}"')
+            continue
+        h = f"h{j}"
+        joins.append(f"LEFT JOIN {ident(f'{name}__kanon_h{j}')} {h} ON {c} = {h}.value")
+        # A value that is not in the lookup table (added since) goes to the root.
+        generalized.append(
+            f"CASE WHEN {c} IS NOT NULL AND {h}.value IS NULL THEN {star} "
+            f'ELSE {h}.label END AS "__kanon_g{j}"'
+        )
+    keys = ", ".join(f'"__kanon_g{j}"' for j in range(len(qis)))
+    inner = f"SELECT s.*, {', '.join(generalized)} FROM {table.sql} s" + (
+        " " + " ".join(joins) if joins else ""
+    )
+    counted = f'SELECT g.*, COUNT(*) OVER (PARTITION BY {keys}) AS "__kanon_n" FROM ({inner}) g'
+    small = f'CASE WHEN c."__kanon_n" < {k} THEN 1 ELSE 0 END'
+    totals = f'SELECT c.*, SUM({small}) OVER () AS "__kanon_s" FROM ({counted}) c'
+    position = {q.column.name: j for j, q in enumerate(qis)}
+    out = []
+    for col in table.columns:
+        quoted = ident(col.name)
+        if col.name in position:
+            j = position[col.name]
+            out.append(
+                f'CASE WHEN t."__kanon_n" < {k} THEN {star} ELSE t."__kanon_g{j}" END AS {quoted}'
+            )
+        elif col.name in identifiers:
+            out.append(f"{star} AS {quoted}")
+        else:
+            out.append(f"t.{quoted}")
+    released = f't."__kanon_n" >= {k}'
+    if keep_suppressed:
+        released += f' OR t."__kanon_s" >= {k}'
+    return f"SELECT {', '.join(out)} FROM ({totals}) t WHERE {released}"
+
+
+def materialize_global(
+    con: duckdb.DuckDBPyConnection, table: str, name: str, options: AnonymizeOptions
+) -> dict[str, Any]:
+    """Run the optimal search on ``table`` and store it as the portable view ``name``.
+
+    Returns:
+        The stored transformation: levels per quasi-identifier, the search's report.
+    """
+    install_kernels(con)
+    plan = plan_anonymize(con, table, options)
+    source = plan.table
+    check_view_name(con, name, source)
+    qis = list(plan.qis)
+    hierarchies = [hierarchy_cte(j, q) for j, q in enumerate(qis)]
+    head = "WITH " + ",\n".join(optimal_ctes(source, qis, options, plan.rows, hierarchies))
+    ((levels, stats_text),) = con.execute(
+        f'{head}\nSELECT r.levels, r.stats FROM "__kanon_run"'
+    ).fetchall()
+    levels = [int(x) for x in levels]
+    stats = json.loads(stats_text)
+    meta = {
+        "source": source.name,
+        "method": "optimal",
+        "k": options.k,
+        "metric": options.metric or "loss",
+        "max_suppression": options.max_suppression,
+        "drop_suppressed": options.drop_suppressed,
+        "qi": [q.column.name for q in qis],
+        "levels": dict(zip([q.column.name for q in qis], levels, strict=True)),
+        "identifiers": list(plan.identifiers),
+        "report": stats,
+    }
+    if stats["suppressed"] and not options.drop_suppressed and stats["suppressed"] < options.k:
+        msg = "internal error: the optimum suppresses fewer than k rows into the '*' class"
+        raise InvalidInputError(msg)
+    coded = "WITH " + ",\n".join(coded_ctes(source, qis, hierarchies))
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for j, q in enumerate(qis):
+            lookup = ident(f"{name}__kanon_h{j}")
+            if levels[j] == q.height:
+                con.execute(f"DROP TABLE IF EXISTS {lookup}")
+                continue
+            con.execute(
+                f"CREATE OR REPLACE TABLE {lookup} AS {coded}\n"
+                f"{_lookup_sql(source, j, q, levels[j])}"
+            )
+        con.execute(
+            f"CREATE OR REPLACE TABLE {ident(f'{name}__kanon_meta')} AS SELECT ? AS meta",
+            [json.dumps(meta)],
+        )
+        view = _view_sql(
+            name,
+            source,
+            plan.qis,
+            plan.identifiers,
+            levels,
+            options.k,
+            keep_suppressed=not options.drop_suppressed,
+        )
+        con.execute(f"CREATE OR REPLACE VIEW {ident(name)} AS {view}")
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return meta
