@@ -406,8 +406,34 @@ def test_materialized_optimal_view_is_the_release_and_runs_in_postgres(
         rows = conn.execute('SELECT * FROM "t_k"').fetchall()
     assert _normalized(rows) == _normalized(view)
     # Rows added later, with values the lookups never saw: still k-anonymous.
-    con.execute(
-        "INSERT INTO t SELECT 1000 + i, 'late', 99, 'nouveau', 77, 's' FROM range(2) r(i)"
-    )
+    con.execute("INSERT INTO t SELECT 1000 + i, 'late', 99, 'nouveau', 77, 's' FROM range(2) r(i)")
     if con.execute("SELECT count(*) FROM t_k").fetchall()[0][0]:
         assert _min_class(con, "t_k", list(hierarchies)) >= k
+
+
+def test_search_reports_the_transformation_of_the_release(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(
+        "CREATE TABLE p AS SELECT i AS rid, 'person ' || i AS name, 20 + (i * 7) % 45 AS q0, "
+        "chr(CAST(97 + i % 9 AS INTEGER)) AS q1, i % 4 AS q2, 'x' AS s FROM range(150) r(i)"
+    )
+    _configure(con, "p")
+    found = kanon.search("p", 8, con=con, max_suppression=0.1)
+    assert set(found.levels) == set(QI)
+    assert found.metric == "loss"
+    assert 1 <= found.checked <= found.nodes
+    con.execute(
+        "CREATE TABLE r AS SELECT * FROM kanon('p', k := 8, method := 'optimal', "
+        "max_suppression := 0.1)"
+    )
+    assert kanon.metrics("p", "r", con=con).gcp == pytest.approx(found.cost, abs=1e-12)
+    stars = " AND ".join(f"{c} = '*'" for c in QI)
+    if any(found.levels[c] < _height(con, f"p_h_{c}") for c in QI):
+        assert con.execute(f"SELECT count(*) FROM r WHERE {stars}").fetchall() == [
+            (found.suppressed,)
+        ]
+    row = con.execute(
+        "SELECT levels, suppressed, cost, metric FROM kanon_search('p', k := 8, "
+        "max_suppression := 0.1)"
+    ).fetchall()[0]
+    assert (dict(row[0]), row[1], row[3]) == (found.levels, found.suppressed, "loss")
+    assert row[2] == pytest.approx(found.cost)

@@ -17,13 +17,15 @@ from kanon._core import __version__
 from kanon._install import install
 from kanon._materialize import Refreshed, materialize, refresh
 from kanon._metrics import Metrics
+from kanon._optimal import Transformation
 from kanon._portable import to_sql
-from kanon._release import anonymize, explain, metrics
+from kanon._release import anonymize, explain, metrics, search
 
 __all__ = [
     "CheckReport",
     "Metrics",
     "Refreshed",
+    "Transformation",
     "__version__",
     "anonymize",
     "check",
@@ -36,5 +38,6 @@ __all__ = [
     "materialize",
     "metrics",
     "refresh",
+    "search",
     "to_sql",
 ]

@@ -148,6 +148,31 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         )
         return plan_anonymize(cursor, tbl, options).sql
 
+    def plan_search_udf(
+        tbl: str,
+        k: int | None,
+        qi: list[str] | None,
+        metric: str | None,
+        max_suppression: float | None,
+        drop_suppressed: bool | None,
+        min_level: dict[str, int] | None,
+        max_level: dict[str, int] | None,
+    ) -> str:
+        if k is None:
+            msg = "kanon_search(...) needs k, the smallest class size"
+            raise InvalidInputError(msg)
+        options = AnonymizeOptions(
+            k=k,
+            qi=tuple(qi or ()),
+            method="optimal",
+            metric=metric,
+            max_suppression=0.0 if max_suppression is None else max_suppression,
+            drop_suppressed=bool(drop_suppressed),
+            min_level=tuple((min_level or {}).items()),
+            max_level=tuple((max_level or {}).items()),
+        )
+        return plan_anonymize(cursor, tbl, options).search_sql
+
     def plan_metrics_udf(original: str, released: str, qi: list[str] | None, k: int | None) -> str:
         return plan_metrics(cursor, original, released, tuple(qi or ()), k)
 
@@ -178,6 +203,22 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
             "VARCHAR[]",
             "UBIGINT",
             "VARCHAR",
+            "VARCHAR",
+            "DOUBLE",
+            "BOOLEAN",
+            "MAP(VARCHAR, INTEGER)",
+            "MAP(VARCHAR, INTEGER)",
+        ],
+        "VARCHAR",
+    )
+    _replace_function(
+        con,
+        "kanon_plan_search",
+        plan_search_udf,
+        [
+            "VARCHAR",
+            "BIGINT",
+            "VARCHAR[]",
             "VARCHAR",
             "DOUBLE",
             "BOOLEAN",

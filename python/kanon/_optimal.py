@@ -18,7 +18,8 @@ otherwise, 1 at the top.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
 
 from kanon._anonymize import coded_ctes, hierarchy_lists, tuple_lists
 from kanon._metrics import position
@@ -30,7 +31,54 @@ if TYPE_CHECKING:
     from kanon._anonymize import AnonymizeOptions, QuasiIdentifier
     from kanon._catalog import Table
 
-__all__ = ["level_bounds", "optimal_ctes", "optimal_sql"]
+__all__ = ["Transformation", "level_bounds", "optimal_ctes", "optimal_sql", "search_sql"]
+
+
+@dataclass(frozen=True)
+class Transformation:
+    """The optimal full-domain generalization of a table (one row of ``kanon_search``)."""
+
+    levels: dict[str, int]  # quasi-identifier -> level
+    suppressed: int  # rows whose quasi-identifiers become '*'
+    metric: str
+    cost: float  # the metric's value
+    classes: int  # equivalence classes, the suppressed ones included
+    nodes: int  # lattice nodes within the level bounds
+    checked: int  # nodes grouped by the search
+    seconds: float  # time of the search in the kernel
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the transformation as a plain dict."""
+        return asdict(self)
+
+
+def search_sql(
+    table: Table,
+    qis: list[QuasiIdentifier],
+    options: AnonymizeOptions,
+    rows: int,
+    ctes: list[str],
+) -> str:
+    """Return the SQL of ``kanon_search(...)``: one row describing the optimum."""
+    names = ", ".join(literal(q.column.name) for q in qis)
+    field = "CAST(json_extract(r.stats, {path}) AS {typ})"
+    stats = ", ".join(
+        field.format(path=literal(f"$.{key}"), typ=typ) + f" AS {key}"
+        for key, typ in (
+            ("suppressed", "BIGINT"),
+            ("cost", "DOUBLE"),
+            ("classes", "BIGINT"),
+            ("nodes", "BIGINT"),
+            ("checked", "BIGINT"),
+            ("seconds", "DOUBLE"),
+        )
+    )
+    return (
+        "WITH "
+        + ",\n".join(optimal_ctes(table, qis, options, rows, ctes))
+        + f"\nSELECT map_from_entries(list_zip([{names}], r.levels)) AS levels, {stats}, "
+        f'{literal(options.metric or "loss")} AS metric FROM "__kanon_run"'
+    )
 
 
 def level_bounds(

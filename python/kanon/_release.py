@@ -10,11 +10,12 @@ import duckdb
 from kanon._anonymize import AnonymizeOptions, plan_anonymize
 from kanon._inputs import Data, as_table
 from kanon._metrics import Metrics, plan_metrics
+from kanon._optimal import Transformation
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["anonymize", "anonymize_options", "explain", "metrics"]
+__all__ = ["anonymize", "anonymize_options", "explain", "metrics", "search"]
 
 
 def anonymize_options(
@@ -208,4 +209,59 @@ def metrics(
         dm=int(dm),
         c_avg=float(c_avg),
         gcp_by_column={str(c): float(v) for c, v in dict(by_column).items()},
+    )
+
+
+def search(
+    data: Data,
+    k: int,
+    qi: list[str] | None = None,
+    *,
+    con: duckdb.DuckDBPyConnection | None = None,
+    metric: str | None = None,
+    max_suppression: float = 0.0,
+    drop_suppressed: bool = False,
+    min_level: dict[str, int] | None = None,
+    max_level: dict[str, int] | None = None,
+) -> Transformation:
+    """Find the optimal full-domain generalization of ``data`` (SQL ``kanon_search``).
+
+    The same search as ``kanon(..., method := 'optimal')``, reporting the transformation
+    instead of releasing rows: the level of every quasi-identifier, the rows it
+    suppresses, the metric's value, and what the search did.
+
+    Args:
+        data: as :func:`anonymize`.
+        k: the smallest class size.
+        qi: quasi-identifier columns (default: those configured for the table).
+        con: connection holding ``data`` when it is a table name.
+        metric: as :func:`explain`.
+        max_suppression: as :func:`explain`.
+        drop_suppressed: as :func:`explain`.
+        min_level: as :func:`explain`.
+        max_level: as :func:`explain`.
+
+    Returns:
+        A :class:`Transformation`.
+
+    Raises:
+        ConfigError, HierarchyError, InvalidInputError: as :func:`explain`.
+        duckdb.InvalidInputException: no level vector satisfies k within the limit.
+    """
+    options = anonymize_options(
+        k, qi, 0, "optimal", metric, max_suppression, drop_suppressed, min_level, max_level
+    )
+    with as_table(data, con) as (con_, name):
+        plan = plan_anonymize(con_, name, options)
+        rows = con_.execute(plan.search_sql).fetchall()
+    ((levels, suppressed, cost, classes, nodes, checked, seconds, metric_),) = rows
+    return Transformation(
+        levels={str(c): int(v) for c, v in dict(levels).items()},
+        suppressed=int(suppressed),
+        metric=str(metric_),
+        cost=float(cost),
+        classes=int(classes),
+        nodes=int(nodes),
+        checked=int(checked),
+        seconds=float(seconds),
     )

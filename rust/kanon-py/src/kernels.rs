@@ -432,11 +432,14 @@ pub(crate) fn lattice_optimal<'py>(
         metric,
         node_loss,
     };
-    let best = run(py, || {
+    let (best, seconds) = run(py, || {
         let built = build_hierarchies(&hierarchies)?;
-        optimal(&tuples, m, &counts, &built, &options)
+        let clock = std::time::Instant::now();
+        let best = optimal(&tuples, m, &counts, &built, &options)?;
+        Ok((best, clock.elapsed().as_secs_f64()))
     })?;
     let d = PyDict::new(py);
+    d.set_item("seconds", seconds)?;
     d.set_item("cost", best.eval.cost)?;
     d.set_item("suppressed", best.eval.suppressed)?;
     d.set_item("classes", best.eval.classes)?;

@@ -20,6 +20,10 @@ const BUNDLE: &[(&str, &str)] = &[
         "310_kanon_metrics.sql",
         include_str!("../../../sql/310_kanon_metrics.sql"),
     ),
+    (
+        "320_kanon_search.sql",
+        include_str!("../../../sql/320_kanon_search.sql"),
+    ),
 ];
 
 /// Return the embedded SQL files as ``[(file name, text), ...]`` in load order.
