@@ -196,6 +196,8 @@ def optimal_sql(
         '"__kanon_s" AS (SELECT unnest(r.s) AS "__kanon_sup", '
         '(generate_subscripts(r.s, 1) - 1)::UBIGINT AS t FROM "__kanon_run")'
     )
+    # Only the levels travel with every row (the struct also holds a flag per tuple).
+    ctes.append('"__kanon_levels" AS (SELECT r.levels AS levels FROM "__kanon_run")')
     codes = [f'"__kanon_c{j}"' for j in range(m)]
     position_of = {q.column.name: j for j, q in enumerate(qis)}
     out = []
@@ -203,7 +205,7 @@ def optimal_sql(
         name = ident(col.name)
         if col.name in position_of:
             j = position_of[col.name]
-            lvl = f"run.r.levels[{j + 1}]"
+            lvl = f"run.levels[{j + 1}]"
             labels = ", ".join([f"v{j}.k"] + [f"v{j}.l{i}" for i in range(1, qis[j].height + 1)])
             out.append(
                 f'CASE WHEN s."__kanon_sup" OR {lvl} = {qis[j].height} THEN {literal(ROOT)} '
@@ -218,6 +220,6 @@ def optimal_sql(
     sql = (
         "WITH " + ",\n".join(ctes) + f'\nSELECT {", ".join(out)} FROM "__kanon_r" r '
         f'JOIN "__kanon_t" t USING ({", ".join(codes)}) JOIN "__kanon_s" s USING (t) '
-        f'CROSS JOIN "__kanon_run" run {joins}{where}'
+        f'CROSS JOIN "__kanon_levels" run {joins}{where}'
     )
     return sql, sql
