@@ -75,6 +75,36 @@ class AnonymizeOptions:
     min_level: tuple[tuple[str, int], ...] = ()
     max_level: tuple[tuple[str, int], ...] = ()
 
+    @classmethod
+    def of(
+        cls,
+        k: int,
+        qi: list[str] | None = None,
+        *,
+        seed: int | None = 0,
+        method: str | None = "forest",
+        metric: str | None = None,
+        max_suppression: float | None = 0.0,
+        drop_suppressed: bool | None = False,
+        min_level: dict[str, int] | None = None,
+        max_level: dict[str, int] | None = None,
+    ) -> AnonymizeOptions:
+        """Return the options of one call from Python or SQL.
+
+        ``None`` means the default, and the level bounds come as dicts.
+        """
+        return cls(
+            k=k,
+            qi=tuple(qi or ()),
+            seed=0 if seed is None else seed,
+            method=method or "forest",
+            metric=metric,
+            max_suppression=0.0 if max_suppression is None else max_suppression,
+            drop_suppressed=bool(drop_suppressed),
+            min_level=tuple((min_level or {}).items()),
+            max_level=tuple((max_level or {}).items()),
+        )
+
     def validate(self) -> None:
         """Reject out-of-range arguments with a message naming the parameter."""
         if not isinstance(self.k, int) or isinstance(self.k, bool) or self.k < 1:

@@ -135,16 +135,16 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         if k is None:
             msg = "kanon(...) needs k, the smallest class size: kanon('table', k := 5)"
             raise InvalidInputError(msg)
-        options = AnonymizeOptions(
-            k=k,
-            qi=tuple(qi or ()),
-            seed=0 if seed is None else seed,
-            method=method or "forest",
+        options = AnonymizeOptions.of(
+            k,
+            qi,
+            seed=seed,
+            method=method,
             metric=metric,
-            max_suppression=0.0 if max_suppression is None else max_suppression,
-            drop_suppressed=bool(drop_suppressed),
-            min_level=tuple((min_level or {}).items()),
-            max_level=tuple((max_level or {}).items()),
+            max_suppression=max_suppression,
+            drop_suppressed=drop_suppressed,
+            min_level=min_level,
+            max_level=max_level,
         )
         return plan_anonymize(cursor, tbl, options).sql
 
@@ -161,15 +161,15 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         if k is None:
             msg = "kanon_search(...) needs k, the smallest class size"
             raise InvalidInputError(msg)
-        options = AnonymizeOptions(
-            k=k,
-            qi=tuple(qi or ()),
+        options = AnonymizeOptions.of(
+            k,
+            qi,
             method="optimal",
             metric=metric,
-            max_suppression=0.0 if max_suppression is None else max_suppression,
-            drop_suppressed=bool(drop_suppressed),
-            min_level=tuple((min_level or {}).items()),
-            max_level=tuple((max_level or {}).items()),
+            max_suppression=max_suppression,
+            drop_suppressed=drop_suppressed,
+            min_level=min_level,
+            max_level=max_level,
         )
         return plan_anonymize(cursor, tbl, options).search_sql
 

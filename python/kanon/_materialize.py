@@ -29,12 +29,11 @@ import numpy as np
 import pyarrow as pa
 
 from kanon import _core
-from kanon._anonymize import hierarchy_select, plan_anonymize
+from kanon._anonymize import AnonymizeOptions, hierarchy_select, plan_anonymize
 from kanon._arrow import from_bytes
 from kanon._catalog import Table, check_view_name, resolve_table
 from kanon._install import install_kernels
 from kanon._portable_view import materialize_global
-from kanon._release import anonymize_options
 from kanon._sql import ident, literal
 from kanon.exceptions import ConfigError, HierarchyError, InvalidInputError
 from kanon.hierarchy import ROOT, default_select, value_text
@@ -162,8 +161,16 @@ def materialize(
         ConfigError, HierarchyError, InvalidInputError: as :func:`kanon.anonymize`, or a
             table (not a view) of that name exists.
     """
-    options = anonymize_options(
-        k, qi, seed, method, metric, max_suppression, drop_suppressed, min_level, max_level
+    options = AnonymizeOptions.of(
+        k,
+        qi,
+        seed=seed,
+        method=method,
+        metric=metric,
+        max_suppression=max_suppression,
+        drop_suppressed=drop_suppressed,
+        min_level=min_level,
+        max_level=max_level,
     )
     if method == "optimal":
         materialize_global(con, table, name, options)

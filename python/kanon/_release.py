@@ -15,32 +15,7 @@ from kanon._optimal import Transformation
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["anonymize", "anonymize_options", "explain", "metrics", "search"]
-
-
-def anonymize_options(
-    k: int,
-    qi: list[str] | None,
-    seed: int,
-    method: str,
-    metric: str | None,
-    max_suppression: float,
-    drop_suppressed: bool,
-    min_level: dict[str, int] | None,
-    max_level: dict[str, int] | None,
-) -> AnonymizeOptions:
-    """The options of one call of the Python API (level bounds as dicts)."""
-    return AnonymizeOptions(
-        k=k,
-        qi=tuple(qi or ()),
-        seed=seed,
-        method=method,
-        metric=metric,
-        max_suppression=max_suppression,
-        drop_suppressed=drop_suppressed,
-        min_level=tuple((min_level or {}).items()),
-        max_level=tuple((max_level or {}).items()),
-    )
+__all__ = ["anonymize", "explain", "metrics", "search"]
 
 
 def explain(
@@ -87,8 +62,16 @@ def explain(
         HierarchyError: a configured hierarchy is malformed or misses a value.
         InvalidInputError: k, seed or method out of range.
     """
-    options = anonymize_options(
-        k, qi, seed, method, metric, max_suppression, drop_suppressed, min_level, max_level
+    options = AnonymizeOptions.of(
+        k,
+        qi,
+        seed=seed,
+        method=method,
+        metric=metric,
+        max_suppression=max_suppression,
+        drop_suppressed=drop_suppressed,
+        min_level=min_level,
+        max_level=max_level,
     )
     return plan_anonymize(con, table, options).sql
 
@@ -156,8 +139,16 @@ def anonymize(
         >>> sorted(out.column("age").to_pylist())
         ['[30..32]', '[30..32]', '[30..32]', '[39..42]', '[39..42]', '[39..42]']
     """
-    options = anonymize_options(
-        k, qi, seed, method, metric, max_suppression, drop_suppressed, min_level, max_level
+    options = AnonymizeOptions.of(
+        k,
+        qi,
+        seed=seed,
+        method=method,
+        metric=metric,
+        max_suppression=max_suppression,
+        drop_suppressed=drop_suppressed,
+        min_level=min_level,
+        max_level=max_level,
     )
     if isinstance(data, str):
         with as_table(data, con) as (con_, name):
@@ -248,8 +239,15 @@ def search(
         ConfigError, HierarchyError, InvalidInputError: as :func:`explain`.
         duckdb.InvalidInputException: no level vector satisfies k within the limit.
     """
-    options = anonymize_options(
-        k, qi, 0, "optimal", metric, max_suppression, drop_suppressed, min_level, max_level
+    options = AnonymizeOptions.of(
+        k,
+        qi,
+        method="optimal",
+        metric=metric,
+        max_suppression=max_suppression,
+        drop_suppressed=drop_suppressed,
+        min_level=min_level,
+        max_level=max_level,
     )
     with as_table(data, con) as (con_, name):
         plan = plan_anonymize(con_, name, options)
