@@ -31,6 +31,8 @@ from kanon.exceptions import ConfigError, HierarchyError, InvalidInputError
 from kanon.hierarchy import ROOT, default_select, default_spec, leaves_from, value_text
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import duckdb
 
 __all__ = [
@@ -428,6 +430,40 @@ def tuple_lists(m: int) -> tuple[str, str]:
     )
 
 
+def label_at(j: int, q: QuasiIdentifier, level: str) -> str:
+    """Return SQL of QI ``j``'s label at ``level`` (an SQL expression).
+
+    The label is read from the coded hierarchy ``v{j}`` joined on the row's leaf.
+    """
+    labels = ", ".join([f"v{j}.k"] + [f"v{j}.l{i}" for i in range(1, q.height + 1)])
+    return f"[{labels}][{level} + 1]"
+
+
+def release_columns(
+    table: Table,
+    qis: list[QuasiIdentifier] | tuple[QuasiIdentifier, ...],
+    identifiers: tuple[str, ...],
+    row: str,
+    generalized: Callable[[int], str],
+) -> list[str]:
+    """Return the SELECT list of a release, the source's columns in order.
+
+    QI ``j`` is ``generalized(j)``, identifiers are ``'*'``, the other columns come
+    from the alias ``row``.
+    """
+    position = {q.column.name: j for j, q in enumerate(qis)}
+    out = []
+    for col in table.columns:
+        name = ident(col.name)
+        if col.name in position:
+            out.append(f"{generalized(position[col.name])} AS {name}")
+        elif col.name in identifiers:
+            out.append(f"{literal(ROOT)} AS {name}")
+        else:
+            out.append(f"{row}.{name}")
+    return out
+
+
 def _forest_sql(
     table: Table,
     qis: list[QuasiIdentifier],
@@ -465,22 +501,15 @@ def _forest_sql(
         '"__kanon_n" AS (SELECT r.*, (row_number() OVER '
         f'(ORDER BY {order}) - 1)::UBIGINT AS "__kanon_i" FROM "__kanon_r" r)'
     )
-    position = {q.column.name: j for j, q in enumerate(qis)}
-    out = []
-    for col in table.columns:
-        name = ident(col.name)
-        if col.name in position:
-            j = position[col.name]
-            lvl = f'lv."__kanon_lvl"[{j + 1}]'
-            labels = ", ".join([f"v{j}.k"] + [f"v{j}.l{i}" for i in range(1, qis[j].height + 1)])
-            out.append(
-                f"CASE WHEN {lvl} = {qis[j].height} THEN {literal(ROOT)} "
-                f"ELSE [{labels}][{lvl} + 1] END AS {name}"
-            )
-        elif col.name in identifiers:
-            out.append(f"{literal(ROOT)} AS {name}")
-        else:
-            out.append(f"n.{name}")
+
+    def generalized(j: int) -> str:
+        lvl = f'lv."__kanon_lvl"[{j + 1}]'
+        return (
+            f"CASE WHEN {lvl} = {qis[j].height} THEN {literal(ROOT)} "
+            f"ELSE {label_at(j, qis[j], lvl)} END"
+        )
+
+    out = release_columns(table, qis, identifiers, "n", generalized)
     head = "WITH " + ",\n".join(ctes)
     # Labels come from the hierarchies by leaf code, after the rows were numbered (so the
     # sort above does not carry them).

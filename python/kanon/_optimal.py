@@ -21,7 +21,13 @@ import json
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from kanon._anonymize import coded_ctes, hierarchy_lists, tuple_lists
+from kanon._anonymize import (
+    coded_ctes,
+    hierarchy_lists,
+    label_at,
+    release_columns,
+    tuple_lists,
+)
 from kanon._metrics import position
 from kanon._sql import ident, literal
 from kanon.exceptions import InvalidInputError
@@ -199,22 +205,15 @@ def optimal_sql(
     # Only the levels travel with every row (the struct also holds a flag per tuple).
     ctes.append('"__kanon_levels" AS (SELECT r.levels AS levels FROM "__kanon_run")')
     codes = [f'"__kanon_c{j}"' for j in range(m)]
-    position_of = {q.column.name: j for j, q in enumerate(qis)}
-    out = []
-    for col in table.columns:
-        name = ident(col.name)
-        if col.name in position_of:
-            j = position_of[col.name]
-            lvl = f"run.levels[{j + 1}]"
-            labels = ", ".join([f"v{j}.k"] + [f"v{j}.l{i}" for i in range(1, qis[j].height + 1)])
-            out.append(
-                f'CASE WHEN s."__kanon_sup" OR {lvl} = {qis[j].height} THEN {literal(ROOT)} '
-                f"ELSE [{labels}][{lvl} + 1] END AS {name}"
-            )
-        elif col.name in identifiers:
-            out.append(f"{literal(ROOT)} AS {name}")
-        else:
-            out.append(f"r.{name}")
+
+    def generalized(j: int) -> str:
+        lvl = f"run.levels[{j + 1}]"
+        return (
+            f'CASE WHEN s."__kanon_sup" OR {lvl} = {qis[j].height} THEN {literal(ROOT)} '
+            f"ELSE {label_at(j, qis[j], lvl)} END"
+        )
+
+    out = release_columns(table, qis, identifiers, "r", generalized)
     joins = " ".join(f'JOIN "__kanon_v{j}" v{j} ON v{j}.a0 = r.{codes[j]}' for j in range(m))
     where = ' WHERE NOT s."__kanon_sup"' if options.drop_suppressed else ""
     sql = (

@@ -29,6 +29,7 @@ from kanon._anonymize import (
     coded_ctes,
     hierarchy_cte,
     plan_anonymize,
+    release_columns,
 )
 from kanon._catalog import check_view_name
 from kanon._install import install_kernels
@@ -87,19 +88,13 @@ def _view_sql(
     counted = f'SELECT g.*, COUNT(*) OVER (PARTITION BY {keys}) AS "__kanon_n" FROM ({inner}) g'
     small = f'CASE WHEN c."__kanon_n" < {k} THEN 1 ELSE 0 END'
     totals = f'SELECT c.*, SUM({small}) OVER () AS "__kanon_s" FROM ({counted}) c'
-    position = {q.column.name: j for j, q in enumerate(qis)}
-    out = []
-    for col in table.columns:
-        quoted = ident(col.name)
-        if col.name in position:
-            j = position[col.name]
-            out.append(
-                f'CASE WHEN t."__kanon_n" < {k} THEN {star} ELSE t."__kanon_g{j}" END AS {quoted}'
-            )
-        elif col.name in identifiers:
-            out.append(f"{star} AS {quoted}")
-        else:
-            out.append(f"t.{quoted}")
+    out = release_columns(
+        table,
+        qis,
+        identifiers,
+        "t",
+        lambda j: f'CASE WHEN t."__kanon_n" < {k} THEN {star} ELSE t."__kanon_g{j}" END',
+    )
     released = f't."__kanon_n" >= {k}'
     if keep_suppressed:
         released += f' OR t."__kanon_s" >= {k}'
