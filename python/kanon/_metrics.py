@@ -28,7 +28,7 @@ from kanon.hierarchy import ROOT, value_text
 if TYPE_CHECKING:
     import duckdb
 
-__all__ = ["Metrics", "plan_metrics", "position"]
+__all__ = ["Metrics", "ncp_sql", "plan_metrics", "position", "value_points"]
 
 
 @dataclass(frozen=True)
@@ -68,15 +68,40 @@ def position(expr: str, typ: str) -> str:
     return "CAST(NULL AS DOUBLE)"
 
 
+def value_points(q: QuasiIdentifier, source: str) -> str:
+    """Return SQL of the distinct non-NULL values of QI ``q`` in ``source``.
+
+    Columns: ``key`` (the value as hierarchy text) and ``x`` (its :func:`position`, NULL
+    for unordered types).
+    """
+    c = ident(q.column.name)
+    return (
+        f"(SELECT DISTINCT {value_text(c, q.column.type)} AS key, "
+        f"{position(c, q.column.type)} AS x FROM {source} WHERE {c} IS NOT NULL)"
+    )
+
+
+def ncp_sql(leaves: str, lo: str, hi: str, card: str, domain_lo: str, domain_hi: str) -> str:
+    """Return SQL of a label's normalized certainty penalty.
+
+    ``(hi - lo) / (max - min)`` of the values under it when the column is ordered
+    (``domain_lo`` not NULL), else ``(leaves - 1) / (distinct values - 1)``; 0 for a
+    single value or none.
+    """
+    return (
+        f"CASE WHEN {domain_lo} IS NOT NULL THEN CASE WHEN {domain_hi} > {domain_lo} THEN "
+        f"coalesce(({hi} - {lo}) / ({domain_hi} - {domain_lo}), 0.0) ELSE 0.0 END "
+        f"ELSE CASE WHEN {card} > 1 THEN greatest({leaves} - 1, 0) / ({card} - 1) ELSE 0.0 END "
+        "END"
+    )
+
+
 def _nodes_cte(j: int, q: QuasiIdentifier, source: str) -> list[str]:
     """CTEs ``__kanon_p{j}`` (present leaves), ``__kanon_d{j}`` (domain), ``__kanon_n{j}``."""
-    c = ident(q.column.name)
     top = q.height
     present = (
         f'"__kanon_p{j}" AS (SELECT h.*, d.x FROM "__kanon_h{j}" h JOIN '
-        f"(SELECT DISTINCT {value_text(c, q.column.type)} AS key, "
-        f"{position(c, q.column.type)} AS x FROM {source} WHERE {c} IS NOT NULL) d "
-        "ON h.k = d.key)"
+        f"{value_points(q, source)} d ON h.k = d.key)"
     )
     domain = (
         f'"__kanon_d{j}" AS (SELECT count(*) AS card, min(x) AS lo, max(x) AS hi '
@@ -131,11 +156,7 @@ def plan_metrics(
             f"error('label ' || CAST({label} AS VARCHAR) || ' of column ' || "
             f"{literal(rc.name)} || ' is not a label of its hierarchy over the original values')"
         )
-        ncp = (
-            f"CASE WHEN {d}.lo IS NOT NULL THEN "
-            f"CASE WHEN {d}.hi > {d}.lo THEN ({n}.hi - {n}.lo) / ({d}.hi - {d}.lo) ELSE 0 END "
-            f"ELSE CASE WHEN {d}.card > 1 THEN ({n}.leaves - 1) / ({d}.card - 1) ELSE 0 END END"
-        )
+        ncp = ncp_sql(f"{n}.leaves", f"{n}.lo", f"{n}.hi", f"{d}.card", f"{d}.lo", f"{d}.hi")
         cells.append(
             f"CASE WHEN {label} IS NULL THEN 0.0 WHEN CAST({label} AS VARCHAR) = {literal(ROOT)} "
             f"THEN 1.0 WHEN {n}.label IS NULL THEN {unknown} ELSE {ncp} END AS g{j}"

@@ -28,10 +28,10 @@ from kanon._anonymize import (
     release_columns,
     tuple_lists,
 )
-from kanon._metrics import position
-from kanon._sql import ident, literal
+from kanon._metrics import ncp_sql, value_points
+from kanon._sql import literal
 from kanon.exceptions import InvalidInputError
-from kanon.hierarchy import ROOT, value_text
+from kanon.hierarchy import ROOT
 
 if TYPE_CHECKING:
     from kanon._anonymize import AnonymizeOptions, QuasiIdentifier
@@ -124,25 +124,24 @@ def _node_loss(table: Table, qis: list[QuasiIdentifier]) -> str:
     """SQL of a ``DOUBLE[][][]``: per QI, per level, the loss of every label by code."""
     per_qi = []
     for j, q in enumerate(qis):
-        c = ident(q.column.name)
         top = q.height
         points = (
             f'(SELECT v.*, d.x FROM "__kanon_v{j}" v LEFT JOIN '
-            f"(SELECT DISTINCT {value_text(c, q.column.type)} AS key, "
-            f"{position(c, q.column.type)} AS x FROM {table.sql} WHERE {c} IS NOT NULL) d "
-            "ON v.k = d.key)"
+            f"{value_points(q, table.sql)} d ON v.k = d.key)"
         )
         domain = f"(SELECT count(k) AS card, min(x) AS lo, max(x) AS hi FROM {points})"
         levels = [f'SELECT 0 AS lvl, a0 AS code, 0.0 AS loss FROM "__kanon_v{j}"']
+        # The NULL leaf's label below the root has no leaves and no positions: loss 0.
+        range_loss = ncp_sql(
+            "count(p.k)",
+            "min(p.x)",
+            "max(p.x)",
+            "any_value(d.card)",
+            "any_value(d.lo)",
+            "any_value(d.hi)",
+        )
         for i in range(1, top + 1):
-            loss = (
-                "1.0"
-                if i == top
-                else "CASE WHEN any_value(d.lo) IS NOT NULL THEN CASE WHEN any_value(d.hi) > "
-                "any_value(d.lo) THEN coalesce((max(p.x) - min(p.x)) / (any_value(d.hi) - "
-                "any_value(d.lo)), 0.0) ELSE 0.0 END ELSE CASE WHEN any_value(d.card) > 1 THEN "
-                "greatest(count(p.k) - 1, 0) / (any_value(d.card) - 1) ELSE 0.0 END END"
-            )
+            loss = "1.0" if i == top else range_loss
             levels.append(
                 f"SELECT {i}, p.a{i}, {loss} FROM {points} p CROSS JOIN {domain} d GROUP BY p.a{i}"
             )
