@@ -44,6 +44,7 @@ from typing import Any
 
 import duckdb
 from measure import (
+    ADULT_QI,
     data_dir,
     ident,
     literal,
@@ -57,17 +58,7 @@ from measure import (
 
 import kanon
 
-QI = [
-    "sex",
-    "age",
-    "race",
-    "marital-status",
-    "education",
-    "native-country",
-    "workclass",
-    "occupation",
-    "salary-class",
-]
+QI = ADULT_QI
 KS = [2, 5, 10, 25, 50, 100]
 RUNS = 3
 TIME_TARGET = (5, 1.0)

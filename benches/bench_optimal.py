@@ -40,7 +40,16 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import duckdb
-from measure import data_dir, ident, mib, print_table, proc_status, reset_peak_rss, run_worker
+from measure import (
+    ADULT_QI,
+    data_dir,
+    ident,
+    mib,
+    print_table,
+    proc_status,
+    reset_peak_rss,
+    run_worker,
+)
 
 import kanon
 from kanon.datagen import CENSUS_ROLES, census
@@ -49,17 +58,7 @@ from kanon.demo import build_census_hierarchies
 if TYPE_CHECKING:
     from pathlib import Path
 
-ADULT9 = [
-    "sex",
-    "age",
-    "race",
-    "marital-status",
-    "education",
-    "native-country",
-    "workclass",
-    "occupation",
-    "salary-class",
-]
+ADULT9 = ADULT_QI
 ADULT8 = [c for c in ADULT9 if c != "occupation"]
 CUP = ["AGE", "GENDER", "INCOME", "MINRAMNT", "NGIFTALL", "STATE", "ZIP"]
 FARS = ["iage", "ideathday", "ideathmon", "ihispanic", "iinjury", "irace", "isex"]

@@ -18,6 +18,20 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 
+#: UCI Adult's 9 columns in the file's order: all quasi-identifiers in ARX's tests, each
+#: with an ARX hierarchy ``adult/adult_hierarchy_<column>.csv``.
+ADULT_QI = [
+    "sex",
+    "age",
+    "race",
+    "marital-status",
+    "education",
+    "native-country",
+    "workclass",
+    "occupation",
+    "salary-class",
+]
+
 
 def data_dir() -> Path:
     """Benchmark data: $KANON_DATA, else ``shared/data`` beside the repository."""
