@@ -178,7 +178,6 @@ class AnonymizePlan:
     qis: tuple[QuasiIdentifier, ...]
     identifiers: tuple[str, ...]
     rows: int
-    search_sql: str = ""  # method 'optimal': one row reporting the transformation
 
 
 def hierarchy_of(
@@ -333,18 +332,9 @@ def plan_anonymize(
     _check_hierarchies(con, table, qis, ctes)
     if options.method == "optimal":
         # Imported here: the optimal planner builds on this module's CTEs.
-        from kanon._optimal import optimal_sql, search_sql
+        from kanon._optimal import optimal_sql
 
         sql, assignment = optimal_sql(table, qis, identifiers, options, rows, ctes)
-        return AnonymizePlan(
-            sql,
-            assignment,
-            table,
-            tuple(qis),
-            identifiers,
-            rows,
-            search_sql(table, qis, options, rows, ctes),
-        )
     else:
         sql, assignment = _forest_sql(table, qis, identifiers, options, ctes)
     return AnonymizePlan(sql, assignment, table, tuple(qis), identifiers, rows)

@@ -11,6 +11,7 @@ from duckdb import func
 from kanon import _core
 from kanon._anonymize import AnonymizeOptions, plan_anonymize
 from kanon._metrics import plan_metrics
+from kanon._optimal import search_sql
 from kanon._plan import CheckOptions, plan_check, plan_classes
 from kanon._udf import (
     CLASSES_SQL_TYPE,
@@ -171,7 +172,7 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
             min_level=min_level,
             max_level=max_level,
         )
-        return plan_anonymize(cursor, tbl, options).search_sql
+        return search_sql(plan_anonymize(cursor, tbl, options), options)
 
     def plan_metrics_udf(original: str, released: str, qi: list[str] | None, k: int | None) -> str:
         return plan_metrics(cursor, original, released, tuple(qi or ()), k)

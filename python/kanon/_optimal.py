@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from kanon._anonymize import (
     coded_ctes,
+    hierarchy_cte,
     hierarchy_lists,
     label_at,
     release_columns,
@@ -34,7 +35,7 @@ from kanon.exceptions import InvalidInputError
 from kanon.hierarchy import ROOT
 
 if TYPE_CHECKING:
-    from kanon._anonymize import AnonymizeOptions, QuasiIdentifier
+    from kanon._anonymize import AnonymizeOptions, AnonymizePlan, QuasiIdentifier
     from kanon._catalog import Table
 
 __all__ = ["Transformation", "level_bounds", "optimal_ctes", "optimal_sql", "search_sql"]
@@ -58,14 +59,13 @@ class Transformation:
         return asdict(self)
 
 
-def search_sql(
-    table: Table,
-    qis: list[QuasiIdentifier],
-    options: AnonymizeOptions,
-    rows: int,
-    ctes: list[str],
-) -> str:
-    """Return the SQL of ``kanon_search(...)``: one row describing the optimum."""
+def search_sql(plan: AnonymizePlan, options: AnonymizeOptions) -> str:
+    """Return the SQL of ``kanon_search(...)``: one row describing the optimum.
+
+    ``plan`` is the planned ``kanon(..., method := 'optimal')`` call with ``options``.
+    """
+    qis = list(plan.qis)
+    ctes = [hierarchy_cte(j, q) for j, q in enumerate(qis)]
     names = ", ".join(literal(q.column.name) for q in qis)
     field = "CAST(json_extract(r.stats, {path}) AS {typ})"
     stats = ", ".join(
@@ -81,7 +81,7 @@ def search_sql(
     )
     return (
         "WITH "
-        + ",\n".join(optimal_ctes(table, qis, options, rows, ctes))
+        + ",\n".join(optimal_ctes(plan.table, qis, options, plan.rows, ctes))
         + f"\nSELECT map_from_entries(list_zip([{names}], r.levels)) AS levels, {stats}, "
         f'{literal(options.metric or "loss")} AS metric FROM "__kanon_run"'
     )

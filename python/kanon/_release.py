@@ -10,7 +10,7 @@ import duckdb
 from kanon._anonymize import AnonymizeOptions, plan_anonymize
 from kanon._inputs import Data, as_table
 from kanon._metrics import Metrics, plan_metrics
-from kanon._optimal import Transformation
+from kanon._optimal import Transformation, search_sql
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -250,8 +250,7 @@ def search(
         max_level=max_level,
     )
     with as_table(data, con) as (con_, name):
-        plan = plan_anonymize(con_, name, options)
-        rows = con_.execute(plan.search_sql).fetchall()
+        rows = con_.execute(search_sql(plan_anonymize(con_, name, options), options)).fetchall()
     ((levels, suppressed, cost, classes, nodes, checked, seconds, metric_),) = rows
     return Transformation(
         levels={str(c): int(v) for c, v in dict(levels).items()},
