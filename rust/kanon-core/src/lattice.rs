@@ -952,8 +952,8 @@ impl<'s, 'a> State<'s, 'a> {
     fn classify(&mut self) {
         let search = self.search;
         let mut order: Vec<usize> = (0..search.nodes).collect();
-        let height = |v: usize| -> u32 { search.levels_of(v).iter().sum() };
-        order.sort_by_key(|&v| (height(v), v));
+        // The key allocates a level vector: compute it once per node.
+        order.sort_by_cached_key(|&v| (search.levels_of(v).iter().sum::<u32>(), v));
         for v in order {
             if self.status[v] != Status::Unknown {
                 continue;
