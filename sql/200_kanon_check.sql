@@ -1,12 +1,16 @@
 -- kanon_check: measure how anonymous a table is; returns one row.
 -- Parameters: tbl VARCHAR (table or view name); qi VARCHAR[] (default: the table's
 --   configured QIs); sensitive VARCHAR (default: the configured sensitive column, if one);
---   population VARCHAR (table for journalist risk); t_distance VARCHAR ('equal' |
---   'ordered', default by type); recursive_l BIGINT, recursive_c DOUBLE (recursive
---   (c,l)-diversity); risk_threshold DOUBLE (default 0.2).
+--   population VARCHAR (the table tbl was drawn from: journalist risk and δ-presence; every
+--   class of tbl must have at least as many rows there); t_distance VARCHAR ('equal' |
+--   'ordered' | 'hierarchical', default by type; 'hierarchical' uses the hierarchy named
+--   in kanon_columns.hierarchy for the sensitive column, which must cover its values);
+--   recursive_l BIGINT, recursive_c DOUBLE (recursive (c,l)-diversity); risk_threshold
+--   DOUBLE (default 0.2).
 -- Output: k, classes, rows, l_distinct, l_entropy, recursive_l, recursive_c, recursive_ok,
 --   t, prosecutor_max, prosecutor_avg, prosecutor_at_risk, marketer, journalist_max,
---   journalist_avg, journalist_at_risk.
+--   journalist_avg, journalist_at_risk, delta_min, delta_max (δ-presence: the smallest /
+--   largest rows of a class over the rows of the matching population class).
 -- Depends on: kanon_plan_check (planner UDF), kanon_class_stats (kernel UDF).
 -- Example: SELECT * FROM kanon_check('patients', qi := ['age', 'zip'], sensitive := 'disease');
 CREATE OR REPLACE TEMP MACRO kanon_check(

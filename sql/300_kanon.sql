@@ -1,19 +1,44 @@
 -- kanon: the anonymized rows of a table (every released QI combination occurs >= k times).
 -- Parameters: tbl VARCHAR; k BIGINT (>= 1, at most the row count); qi VARCHAR[] (default:
 --   the configured QIs); seed UBIGINT (forest: 0 = value order, another value another
---   release); method VARCHAR ('forest', 'forest_paper', 'optimal'); for 'optimal' only:
---   metric VARCHAR ('loss', 'height', 'nue', 'nue_nonmonotonic', 'dm', 'dm_star', 'aecs'),
---   max_suppression DOUBLE (fraction of rows whose QIs may become '*'), drop_suppressed
---   BOOLEAN, min_level / max_level MAP(VARCHAR, INTEGER) (per QI).
+--   release); method VARCHAR ('forest', 'forest_paper', 'optimal', or Sweeney's historic
+--   greedy full-domain baselines 'datafly' and 'mu_argus': rows they leave below k are
+--   suppressed, so the release is k-anonymous; kanon_search reports what they left); for
+--   'optimal' (and where said, the historic two): metric VARCHAR ('loss', 'height', 'nue', 'nue_nonmonotonic', 'dm',
+--   'dm_star', 'aecs'), max_suppression DOUBLE (fraction of rows whose QIs may become '*';
+--   also 'datafly': rows its loop may leave below k, 0 = Sweeney's rule of k rows),
+--   drop_suppressed BOOLEAN (also 'datafly', 'mu_argus': drop the rows whose QIs are all
+--   '*'), min_level / max_level MAP(VARCHAR, INTEGER) (per QI); privacy models besides k
+--   (optimal only): sensitive VARCHAR (default: the configured sensitive column), l (with
+--   l_diversity VARCHAR 'distinct' (default) | 'entropy' | 'recursive' and c DOUBLE for
+--   recursive (c,l)), t DOUBLE with t_distance VARCHAR ('equal' | 'ordered' |
+--   'hierarchical', the last with the sensitive column's configured hierarchy), population
+--   VARCHAR with delta_min / delta_max DOUBLE (δ-presence).
 -- Output: the table's columns in order, one row per source row (suppressed rows dropped
---   if asked): QIs as VARCHAR labels ('*' at the top), identifiers '*', others unchanged.
--- Depends on: kanon_plan_anonymize (planner UDF), kanon_forest / kanon_optimal (kernels).
--- Example: SELECT * FROM kanon('patients', k := 5, method := 'optimal');
+--   if asked): QIs as VARCHAR labels ('*' at the top, and for cells 'mu_argus' suppressed),
+--   identifiers '*', others unchanged.
+-- Depends on: kanon_plan_anonymize (planner UDF), kanon_forest / kanon_optimal /
+--   kanon_historic (kernels).
+-- Example: SELECT * FROM kanon('patients', k := 5, method := 'optimal', l := 2);
 CREATE OR REPLACE TEMP MACRO kanon(tbl, k, qi := CAST([] AS VARCHAR []), seed := 0,
                                    method := 'forest', metric := CAST(NULL AS VARCHAR),
                                    max_suppression := 0.0, drop_suppressed := FALSE,
                                    min_level := CAST(NULL AS MAP(VARCHAR, INTEGER)),
-                                   max_level := CAST(NULL AS MAP(VARCHAR, INTEGER))) AS TABLE
+                                   max_level := CAST(NULL AS MAP(VARCHAR, INTEGER)),
+                                   sensitive := CAST(NULL AS VARCHAR),
+                                   l := CAST(NULL AS DOUBLE),
+                                   l_diversity := CAST(NULL AS VARCHAR),
+                                   c := CAST(NULL AS DOUBLE), t := CAST(NULL AS DOUBLE),
+                                   t_distance := CAST(NULL AS VARCHAR),
+                                   population := CAST(NULL AS VARCHAR),
+                                   delta_min := CAST(NULL AS DOUBLE),
+                                   delta_max := CAST(NULL AS DOUBLE)) AS TABLE
 SELECT *
 FROM query(kanon_plan_anonymize(tbl, k, qi, seed, method, metric, max_suppression,
-                                drop_suppressed, min_level, max_level));
+                                drop_suppressed, min_level, max_level,
+                                CAST(to_json({'sensitive': sensitive, 'l': l,
+                                              'l_diversity': l_diversity, 'c': c, 't': t,
+                                              't_distance': t_distance,
+                                              'population': population,
+                                              'delta_min': delta_min,
+                                              'delta_max': delta_max}) AS VARCHAR)));

@@ -63,3 +63,23 @@ def test_class_stats_errors_map_to_kanon_exceptions() -> None:
         _core.class_stats(u64([1, 2]), offsets=u64([0, 3]))
     with pytest.raises(InvalidInputError, match="has 1 entries"):
         _core.class_stats(u64([1, 2]), sensitive=u32([0]))
+
+
+def test_class_stats_hierarchy_and_delta() -> None:
+    # Leaves {0, 1} and {2, 3} under two labels; classes {0, 1} and {2, 3}, one row each.
+    tree = [u32([0, 1, 2, 3]), u32([0, 0, 1, 1]), u32([0, 0, 0, 0])]
+    args = (u64([1, 1, 1, 1]),)
+    kwargs = {"offsets": u64([0, 2, 4]), "sensitive": u32([0, 1, 2, 3])}
+    s = _core.class_stats(*args, **kwargs, hierarchy=tree, population=u64([4, 2]))
+    assert s["t"] == pytest.approx(0.5)  # half of each class crosses the root
+    assert (s["delta_min"], s["delta_max"]) == (0.5, 1.0)
+    assert _core.class_stats(*args, **kwargs)["delta_min"] is None
+    with pytest.raises(InvalidInputError, match="exclude each other"):
+        _core.class_stats(*args, **kwargs, hierarchy=tree, ordered=True)
+    with pytest.raises(InvalidInputError, match="not a leaf"):
+        _core.class_stats(
+            *args, offsets=u64([0, 2, 4]), sensitive=u32([0, 1, 2, 7]), hierarchy=tree
+        )
+    bad = [u32([0, 1, 2, 3]), u32([0, 0, 1, 1]), u32([0, 1, 1, 1]), u32([0, 0, 0, 0])]
+    with pytest.raises(HierarchyError, match="not nested"):
+        _core.class_stats(*args, **kwargs, hierarchy=bad)

@@ -293,7 +293,7 @@ def test_level_bounds_and_weights(con: duckdb.DuckDBPyConnection) -> None:
 
 def test_errors_name_the_problem(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("CREATE TABLE p AS SELECT i AS rid, i % 7 AS q0 FROM range(30) r(i)")
-    with pytest.raises(InvalidInputError, match="apply to method 'optimal' only"):
+    with pytest.raises(InvalidInputError, match="do not apply to method 'forest'"):
         kanon.explain(con, "p", 3, ["q0"], max_suppression=0.1)
     with pytest.raises(InvalidInputError, match="metric must be one of"):
         kanon.explain(con, "p", 3, ["q0"], method="optimal", metric="gcp")

@@ -22,10 +22,11 @@ The generated SQL, step by step (all CTEs of one statement):
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kanon._catalog import Column, Table, configured_full, resolve_columns, resolve_table
+from kanon._models import PrivacyModels, ResolvedModels, population_table, resolve_models
 from kanon._sql import ident, literal
 from kanon.exceptions import ConfigError, HierarchyError, InvalidInputError
 from kanon.hierarchy import ROOT, default_select, default_spec, leaves_from, value_text
@@ -53,8 +54,11 @@ METHODS: dict[str, tuple[str, bool]] = {"forest": ("ncp", True), "forest_paper":
 _SHOWN = 5
 
 
-#: Every method of ``kanon(...)``: the forest's two variants and the optimal search.
-ALL_METHODS = (*METHODS, "optimal")
+#: Sweeney's historic greedy full-domain algorithms (baselines; ``kanon._historic``).
+HISTORIC_METHODS = ("datafly", "mu_argus")
+#: Every method of ``kanon(...)``: the forest's two variants, the optimal search and the
+#: historic algorithms.
+ALL_METHODS = (*METHODS, "optimal", *HISTORIC_METHODS)
 #: The metrics of ``method := 'optimal'`` (see ``kanon-core::lattice::Metric``).
 OPTIMAL_METRICS = ("loss", "height", "nue", "nue_nonmonotonic", "dm", "dm_star", "aecs")
 
@@ -64,7 +68,9 @@ class AnonymizeOptions:
     """Arguments of an anonymization besides the table.
 
     ``metric``, ``max_suppression``, ``drop_suppressed``, ``min_level`` and
-    ``max_level`` (pairs of column and level) apply to ``method='optimal'`` only.
+    ``max_level`` (pairs of column and level) apply to ``method='optimal'``;
+    ``drop_suppressed`` to ``'datafly'`` and ``'mu_argus'`` too, and
+    ``max_suppression`` to ``'datafly'`` (0: Sweeney's rule, at most k rows).
     """
 
     k: int
@@ -76,6 +82,7 @@ class AnonymizeOptions:
     drop_suppressed: bool = False
     min_level: tuple[tuple[str, int], ...] = ()
     max_level: tuple[tuple[str, int], ...] = ()
+    models: PrivacyModels = field(default_factory=PrivacyModels)
 
     @classmethod
     def of(
@@ -90,6 +97,7 @@ class AnonymizeOptions:
         drop_suppressed: bool | None = False,
         min_level: dict[str, int] | None = None,
         max_level: dict[str, int] | None = None,
+        models: PrivacyModels | None = None,
     ) -> AnonymizeOptions:
         """Return the options of one call from Python or SQL.
 
@@ -105,6 +113,7 @@ class AnonymizeOptions:
             drop_suppressed=bool(drop_suppressed),
             min_level=tuple((min_level or {}).items()),
             max_level=tuple((max_level or {}).items()),
+            models=models or PrivacyModels(),
         )
 
     def validate(self) -> None:
@@ -123,6 +132,7 @@ class AnonymizeOptions:
         if isinstance(s, bool) or not isinstance(s, int | float) or not 0.0 <= s < 1.0:
             msg = f"max_suppression must be a fraction of the rows in [0, 1), got {s!r}"
             raise InvalidInputError(msg)
+        self.models.validate()
         if self.method == "optimal":
             if self.metric is not None and self.metric not in OPTIMAL_METRICS:
                 msg = (
@@ -130,6 +140,9 @@ class AnonymizeOptions:
                     f"got {self.metric!r}"
                 )
                 raise InvalidInputError(msg)
+            return
+        if self.method in HISTORIC_METHODS:
+            self._validate_historic()
             return
         given = [
             name
@@ -139,14 +152,38 @@ class AnonymizeOptions:
                 ("drop_suppressed", not self.drop_suppressed),
                 ("min_level", not self.min_level),
                 ("max_level", not self.max_level),
+                ("privacy models (l, t, population)", not self.models.any()),
             )
             if not unset
         ]
         if given:
             msg = (
-                f"{', '.join(given)} apply to method 'optimal' only; method {self.method!r} "
-                "never suppresses rows and minimizes its own cost"
+                f"{', '.join(given)} do not apply to method {self.method!r}, which never "
+                "suppresses rows and minimizes its own cost (they apply to method 'optimal'; "
+                "max_suppression and drop_suppressed also to 'datafly' and 'mu_argus')"
             )
+            raise InvalidInputError(msg)
+
+    def _validate_historic(self) -> None:
+        """Datafly and μ-Argus choose their own levels, by their own rules, for k only."""
+        given = [
+            name
+            for name, unset in (
+                ("metric", self.metric is None),
+                ("max_suppression", self.method != "mu_argus" or self.max_suppression == 0.0),
+                ("min_level", not self.min_level),
+                ("max_level", not self.max_level),
+                ("privacy models (l, t, population)", not self.models.any()),
+            )
+            if not unset
+        ]
+        if given:
+            msg = (
+                f"method {self.method!r} takes no {', '.join(given)}: it chooses its levels "
+                "by Sweeney's greedy rules for k-anonymity alone"
+            )
+            if "max_suppression" in given:
+                msg += " and suppresses what its rules leave below k (no limit)"
             raise InvalidInputError(msg)
 
 
@@ -178,14 +215,26 @@ class AnonymizePlan:
     qis: tuple[QuasiIdentifier, ...]
     identifiers: tuple[str, ...]
     rows: int
+    models: ResolvedModels | None = None  # the privacy models besides k, resolved
 
 
 def hierarchy_of(
-    con: duckdb.DuckDBPyConnection, table: Table, col: Column, name: str | None, weight: float
+    con: duckdb.DuckDBPyConnection,
+    table: Table,
+    col: Column,
+    name: str | None,
+    weight: float,
+    domain: str | None = None,
 ) -> QuasiIdentifier:
+    """``col``'s hierarchy: the configured table ``name``, else the type's default.
+
+    A default hierarchy covers the values of ``domain`` (SQL of rows holding the column,
+    e.g. the table and a population together), by default the table's.
+    """
     if name is None:
-        spec = default_spec(con, table.sql, col.name, col.type)
-        select = default_select(leaves_from(table.sql, col.name, col.type), spec)
+        source = table.sql if domain is None else domain
+        spec = default_spec(con, source, col.name, col.type)
+        select = default_select(leaves_from(source, col.name, col.type), spec)
         described = con.execute(f"DESCRIBE {select}").fetchall()
         labels = tuple(str(r[0]) for r in described)
         level0 = str(described[0][1])
@@ -289,8 +338,12 @@ def resolve_qis(
     table: Table,
     qi: tuple[str, ...],
     config: list[tuple[str, str, str | None, float]],
+    population: Table | None = None,
 ) -> list[QuasiIdentifier]:
-    """The QIs given (else those configured), each with its hierarchy and weight."""
+    """The QIs given (else those configured), each with its hierarchy and weight.
+
+    With a ``population``, default hierarchies cover its values too.
+    """
     names = list(qi) or [c for c, role, _, _ in config if role == "qi"]
     if not names:
         msg = (
@@ -299,10 +352,18 @@ def resolve_qis(
         )
         raise ConfigError(msg)
     settings = {c.lower(): (h, w) for c, _, h, w in config}
-    return [
-        hierarchy_of(con, table, col, *settings.get(col.name.lower(), (None, 1.0)))
-        for col in resolve_columns(table, names, "qi")
-    ]
+    out = []
+    for col in resolve_columns(table, names, "qi"):
+        domain = None
+        if population is not None:
+            (pop_col,) = resolve_columns(population, [col.name], "population")
+            domain = (
+                f"(SELECT {ident(col.name)} FROM {table.sql} UNION ALL "
+                f"SELECT {ident(pop_col.name)} FROM {population.sql})"
+            )
+        hierarchy, weight = settings.get(col.name.lower(), (None, 1.0))
+        out.append(hierarchy_of(con, table, col, hierarchy, weight, domain))
+    return out
 
 
 def plan_anonymize(
@@ -316,7 +377,9 @@ def plan_anonymize(
     options.validate()
     table = resolve_table(con, tbl)
     config = configured_full(con, table.name)
-    qis = resolve_qis(con, table, options.qi, config)
+    population = population_table(con, table, options.models)
+    qis = resolve_qis(con, table, options.qi, config, population)
+    models = resolve_models(con, table, qis, options.models, config, population)
     roles = {c.lower(): role for c, role, _, _ in config}
     qi_names = {q.column.name for q in qis}
     identifiers = tuple(
@@ -328,45 +391,68 @@ def plan_anonymize(
     if options.k > rows:
         msg = f"k = {options.k} exceeds the number of rows of table {table.name!r} ({rows})"
         raise InvalidInputError(msg)
-    ctes = [hierarchy_cte(j, q) for j, q in enumerate(qis)]
-    _check_hierarchies(con, table, qis, ctes)
+    coded = qis if models is None or models.hierarchy is None else [*qis, models.hierarchy]
+    ctes = [hierarchy_cte(j, q) for j, q in enumerate(coded)]
+    _check_hierarchies(con, table, coded, ctes)
     if options.method == "optimal":
         # Imported here: the optimal planner builds on this module's CTEs.
         from kanon._optimal import optimal_sql
 
-        sql, assignment = optimal_sql(table, qis, identifiers, options, rows, ctes)
+        sql, assignment = optimal_sql(table, qis, identifiers, options, rows, ctes, models)
+    elif options.method in HISTORIC_METHODS:
+        # Imported here: the historic planner builds on this module's CTEs.
+        from kanon._historic import historic_sql
+
+        sql, assignment = historic_sql(table, qis, identifiers, options, rows, ctes)
     else:
         sql, assignment = _forest_sql(table, qis, identifiers, options, ctes)
-    return AnonymizePlan(sql, assignment, table, tuple(qis), identifiers, rows)
+    return AnonymizePlan(sql, assignment, table, tuple(qis), identifiers, rows, models)
 
 
-def coded_ctes(table: Table, qis: list[QuasiIdentifier], ctes: list[str]) -> list[str]:
+def coded_hierarchy(hierarchy: str, q: QuasiIdentifier, src: str) -> str:
+    """SQL of a hierarchy restricted to the values of ``src`` present, coded.
+
+    ``hierarchy`` names the CTE of :func:`hierarchy_select`; the result has ``k``, the
+    labels ``l1 … lL``, ``a0`` the leaf in depth-first order and ``a{l}`` the label at
+    level ``l`` (dense), plus a NULL leaf right under the root when the column holds
+    NULLs.
+    """
+    top = q.height
+    c = ident(q.column.name)
+    h = ident(hierarchy)
+    path = ", ".join([f"l{i}" for i in range(top, 0, -1)] + ["k"])
+    levels = ", ".join(
+        f"(dense_rank() OVER (ORDER BY l{i}) - 1)::UINTEGER AS a{i}" for i in range(1, top + 1)
+    )
+    nulls = ", ".join(["NULL"] * top)  # k and the labels below the root
+    return (
+        f"SELECT k, {', '.join(f'l{i}' for i in range(1, top + 1))}, "
+        f"(dense_rank() OVER (ORDER BY {path}) - 1)::UINTEGER AS a0, {levels} FROM ("
+        f"SELECT * FROM {h} WHERE k IN "
+        f"(SELECT {value_text(c, q.column.type)} FROM {src} WHERE {c} IS NOT NULL) "
+        f"UNION ALL SELECT {nulls}, (SELECT max(l{top}) FROM {h}) "
+        f"WHERE EXISTS (SELECT 1 FROM {src} WHERE {c} IS NULL))"
+    )
+
+
+def coded_ctes(
+    table: Table,
+    qis: list[QuasiIdentifier],
+    ctes: list[str],
+    extra: QuasiIdentifier | None = None,
+) -> list[str]:
     """Return ``ctes`` (the ``__kanon_h{j}``) with the coded CTEs appended.
 
-    ``__kanon_v{j}``: the hierarchies over the present values, coded; ``__kanon_r``:
-    every row with its leaf codes ``__kanon_c{j}``; ``__kanon_t``: the distinct code
-    tuples ``t`` in value order with their counts ``n``.
+    ``__kanon_v{j}``: the hierarchies over the present values, coded (``extra``, the
+    sensitive column's hierarchy, as ``__kanon_v{m}``); ``__kanon_r``: every row with
+    its leaf codes ``__kanon_c{j}``; ``__kanon_t``: the distinct code tuples ``t`` in
+    value order with their counts ``n``.
     """
     m = len(qis)
     ctes = list(ctes)
     src = table.sql
-    for j, q in enumerate(qis):
-        top = q.height
-        c = ident(q.column.name)
-        path = ", ".join([f"l{i}" for i in range(top, 0, -1)] + ["k"])
-        levels = ", ".join(
-            f"(dense_rank() OVER (ORDER BY l{i}) - 1)::UINTEGER AS a{i}" for i in range(1, top + 1)
-        )
-        nulls = ", ".join(["NULL"] * top)  # k and the labels below the root
-        ctes.append(
-            f'"__kanon_v{j}" AS (SELECT k, {", ".join(f"l{i}" for i in range(1, top + 1))}, '
-            f"(dense_rank() OVER (ORDER BY {path}) - 1)::UINTEGER AS a0, {levels} FROM ("
-            f'SELECT * FROM "__kanon_h{j}" WHERE k IN '
-            f"(SELECT {value_text(c, q.column.type)} FROM {src} WHERE {c} IS NOT NULL) "
-            f"UNION ALL SELECT {nulls}, "
-            f'(SELECT max(l{top}) FROM "__kanon_h{j}") '
-            f"WHERE EXISTS (SELECT 1 FROM {src} WHERE {c} IS NULL)))"
-        )
+    for j, q in enumerate(qis if extra is None else [*qis, extra]):
+        ctes.append(f'"__kanon_v{j}" AS ({coded_hierarchy(f"__kanon_h{j}", q, src)})')
     codes = [f'"__kanon_c{j}"' for j in range(m)]
     code_list = ", ".join(codes)
     selects = ["s.*"]

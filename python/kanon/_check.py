@@ -15,6 +15,9 @@ if TYPE_CHECKING:
 
 __all__ = ["CheckReport", "check", "classes"]
 
+#: Report fields shown with four decimals (the others: risks as percentages, counts).
+_DECIMALS = ("l_entropy", "recursive_c", "t", "delta_min", "delta_max")
+
 
 @dataclass(frozen=True)
 class CheckReport:
@@ -38,6 +41,8 @@ class CheckReport:
     journalist_max: float | None
     journalist_avg: float | None
     journalist_at_risk: float | None
+    delta_min: float | None
+    delta_max: float | None
 
     def to_dict(self) -> dict[str, Any]:
         """Return the report as a plain dict."""
@@ -60,6 +65,8 @@ class CheckReport:
             "journalist_max": "journalist risk, max",
             "journalist_avg": "journalist risk, average",
             "journalist_at_risk": "records at risk (journalist)",
+            "delta_min": "δ-presence, smallest share",
+            "delta_max": "δ-presence, largest share",
         }
         lines = [f"quasi-identifiers: {', '.join(self.qi)}"]
         if self.sensitive is not None:
@@ -69,7 +76,7 @@ class CheckReport:
             value = getattr(self, key)
             if value is None:
                 continue
-            if isinstance(value, float) and key not in ("l_entropy", "recursive_c", "t"):
+            if isinstance(value, float) and key not in _DECIMALS:
                 text = f"{value:.2%}" if "risk" in label or key == "marketer" else f"{value:g}"
             elif isinstance(value, float):
                 text = f"{value:.4f}"
@@ -101,8 +108,12 @@ def check(
         qi: quasi-identifier columns (default: those configured for the table).
         sensitive: sensitive column for l-diversity and t-closeness.
         con: connection holding ``data`` when it is a table name.
-        population: population table (same input kinds) for journalist risk.
-        t_distance: ``"equal"`` or ``"ordered"`` (default: ordered for numbers/dates).
+        population: population table (same input kinds) the data was drawn from, for
+            journalist risk and δ-presence (``delta_min`` / ``delta_max``: the smallest /
+            largest share of a class's population rows that are in ``data``).
+        t_distance: ``"equal"``, ``"ordered"`` (default: ordered for numbers/dates) or
+            ``"hierarchical"`` (the hierarchy configured for the sensitive column, with
+            ``kanon.configure`` or ``kanon_columns.hierarchy``).
         recursive_l: l of recursive (c,l)-diversity (default: the distinct l).
         recursive_c: c of recursive (c,l)-diversity to test.
         risk_threshold: records whose re-identification risk exceeds it are "at risk".
@@ -111,8 +122,12 @@ def check(
         A :class:`CheckReport`.
 
     Raises:
-        ConfigError: unknown table or column, no quasi-identifiers.
-        InvalidInputError: an argument out of range.
+        ConfigError: unknown table or column, no quasi-identifiers, no hierarchy
+            configured for the sensitive column with ``t_distance="hierarchical"``.
+        HierarchyError: the sensitive column's hierarchy misses a value of the column
+            (or is not nested, or has several roots).
+        InvalidInputError: an argument out of range, a population class smaller than
+            the table's.
 
     Examples:
         >>> import pyarrow as pa, kanon

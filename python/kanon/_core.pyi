@@ -10,6 +10,7 @@ __all__ = [
     "forest_anonymize",
     "forest_extend",
     "groupify",
+    "historic_release",
     "lattice_optimal",
     "sql_bundle",
     "validate_hierarchy",
@@ -26,6 +27,7 @@ def class_stats(
     recursive_l: int | None = None,
     recursive_c: float | None = None,
     risk_threshold: float = 0.2,
+    hierarchy: list[_Buffer] | None = None,
 ) -> dict[str, Any]: ...
 def encode_strings(values: list[str | None]) -> tuple[bytes, list[int]]: ...
 def validate_hierarchy(levels: list[_Buffer]) -> int: ...
@@ -59,7 +61,27 @@ def lattice_optimal(
     keep_suppressed: bool,
     min_level: list[int],
     max_level: list[int],
+    *,
+    sensitive: tuple[_Buffer, _Buffer, _Buffer, int] | None = None,
+    sensitive_hierarchy: list[_Buffer] | None = None,
+    population: tuple[_Buffer, _Buffer] | None = None,
+    l: float | None = None,
+    l_diversity: str = "distinct",
+    c: float | None = None,
+    t: float | None = None,
+    t_distance: str = "equal",
+    delta: tuple[float, float] | None = None,
 ) -> tuple[list[int], bytes, dict[str, Any]]: ...
+def historic_release(
+    tuples: _Buffer,
+    m: int,
+    counts: _Buffer,
+    hierarchies: list[list[_Buffer]],
+    method: str,
+    k: int,
+    max_suppressed: int | None,
+    keep_suppressed: bool,
+) -> tuple[list[int], bytes, bytes, dict[str, Any]]: ...
 def forest_extend(
     tuples: _Buffer,
     m: int,

@@ -11,17 +11,21 @@ from duckdb import func
 from kanon import _core
 from kanon._anonymize import AnonymizeOptions, plan_anonymize
 from kanon._metrics import plan_metrics
+from kanon._models import PrivacyModels
 from kanon._optimal import search_sql
 from kanon._plan import CheckOptions, plan_check, plan_classes
 from kanon._udf import (
     CLASSES_SQL_TYPE,
     FOREST_SQL_PARAMS,
     FOREST_SQL_TYPE,
+    HISTORIC_SQL_PARAMS,
+    HISTORIC_SQL_TYPE,
     OPTIMAL_SQL_PARAMS,
     OPTIMAL_SQL_TYPE,
     STATS_SQL_TYPE,
     class_stats,
     forest,
+    historic,
     optimal,
 )
 from kanon.exceptions import InvalidInputError
@@ -73,6 +77,9 @@ def install_kernels(con: duckdb.DuckDBPyConnection) -> None:
     _replace_function(con, "kanon_forest", forest, FOREST_SQL_PARAMS, FOREST_SQL_TYPE, arrow=True)
     _replace_function(
         con, "kanon_optimal", optimal, OPTIMAL_SQL_PARAMS, OPTIMAL_SQL_TYPE, arrow=True
+    )
+    _replace_function(
+        con, "kanon_historic", historic, HISTORIC_SQL_PARAMS, HISTORIC_SQL_TYPE, arrow=True
     )
 
 
@@ -132,6 +139,7 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         drop_suppressed: bool | None,
         min_level: dict[str, int] | None,
         max_level: dict[str, int] | None,
+        models: str | None,
     ) -> str:
         if k is None:
             msg = "kanon(...) needs k, the smallest class size: kanon('table', k := 5)"
@@ -146,6 +154,7 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
             drop_suppressed=drop_suppressed,
             min_level=min_level,
             max_level=max_level,
+            models=PrivacyModels.from_json(models),
         )
         return plan_anonymize(cursor, tbl, options).sql
 
@@ -153,11 +162,13 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         tbl: str,
         k: int | None,
         qi: list[str] | None,
+        method: str | None,
         metric: str | None,
         max_suppression: float | None,
         drop_suppressed: bool | None,
         min_level: dict[str, int] | None,
         max_level: dict[str, int] | None,
+        models: str | None,
     ) -> str:
         if k is None:
             msg = "kanon_search(...) needs k, the smallest class size"
@@ -165,12 +176,13 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         options = AnonymizeOptions.of(
             k,
             qi,
-            method="optimal",
+            method=method or "optimal",
             metric=metric,
             max_suppression=max_suppression,
             drop_suppressed=drop_suppressed,
             min_level=min_level,
             max_level=max_level,
+            models=PrivacyModels.from_json(models),
         )
         return search_sql(plan_anonymize(cursor, tbl, options), options)
 
@@ -209,6 +221,7 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
             "BOOLEAN",
             "MAP(VARCHAR, INTEGER)",
             "MAP(VARCHAR, INTEGER)",
+            "VARCHAR",
         ],
         "VARCHAR",
     )
@@ -221,10 +234,12 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
             "BIGINT",
             "VARCHAR[]",
             "VARCHAR",
+            "VARCHAR",
             "DOUBLE",
             "BOOLEAN",
             "MAP(VARCHAR, INTEGER)",
             "MAP(VARCHAR, INTEGER)",
+            "VARCHAR",
         ],
         "VARCHAR",
     )

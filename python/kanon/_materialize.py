@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Unpack
 
 import duckdb
 import numpy as np
@@ -33,6 +33,7 @@ from kanon._anonymize import AnonymizeOptions, hierarchy_select, plan_anonymize
 from kanon._arrow import from_bytes
 from kanon._catalog import Table, check_view_name, resolve_table
 from kanon._install import install_kernels
+from kanon._models import ModelKeywords, PrivacyModels
 from kanon._portable_view import materialize_global
 from kanon._sql import ident, literal
 from kanon.exceptions import ConfigError, HierarchyError, InvalidInputError
@@ -131,6 +132,7 @@ def materialize(
     drop_suppressed: bool = False,
     min_level: dict[str, int] | None = None,
     max_level: dict[str, int] | None = None,
+    **models: Unpack[ModelKeywords],
 ) -> str:
     """Store a k-anonymous release of ``table`` and expose it as the plain SQL view ``name``.
 
@@ -153,6 +155,7 @@ def materialize(
         drop_suppressed: as :func:`kanon.explain` (``"optimal"`` only).
         min_level: as :func:`kanon.explain` (``"optimal"`` only).
         max_level: as :func:`kanon.explain` (``"optimal"`` only).
+        **models: as :func:`kanon.explain` (``"optimal"`` only).
 
     Returns:
         ``name``.
@@ -171,6 +174,7 @@ def materialize(
         drop_suppressed=drop_suppressed,
         min_level=min_level,
         max_level=max_level,
+        models=PrivacyModels(**models),
     )
     if method == "optimal":
         materialize_global(con, table, name, options)

@@ -1,17 +1,70 @@
-"""Utility metrics of a release: generalization cost, GCP, discernibility, C_AVG.
+"""Utility metrics of a release: generalization cost, GCP, the search's metrics.
 
 The released table is compared label by label with the hierarchy of each
-quasi-identifier, restricted to the values that occur in the original table:
+quasi-identifier, restricted to the values that occur in the original table. N is the
+number of original rows, w_j the weight of QI j (``kanon_columns.weight``, default 1).
 
-* **cost**: Σ over cells of ``weight_j · level / L_j`` (Aggarwal et al.'s objective), where
-  ``level`` is the lowest level carrying the label and ``L_j`` the hierarchy's height.
-* **GCP**: the mean over cells of the normalized certainty penalty of the label:
+Which rows are suppressed: the released rows whose every QI label is ``'*'`` (unless
+every released row is, then the release is the top node and nothing is suppressed),
+plus the rows missing from the release (dropped suppressed rows: N - released rows,
+when positive). **suppressed** (S) counts both; the other released rows are *kept*.
+
+The level of a column: the lowest hierarchy level whose labels (over the original
+values; ``'*'`` at the top) include every label of the column's kept rows other than
+NULL (level 0 when the kept rows hold only NULLs). Full-domain releases (``method :=
+'optimal'``) have one; a locally recoded column (the forest's labels at mixed levels)
+has none.
+
+* **cost**: Σ over released cells of ``w_j · level / L_j`` (Aggarwal et al.'s
+  objective), where ``level`` is the lowest level carrying the label, ``L_j`` the
+  hierarchy's height; a NULL costs 0.
+* **GCP**: the mean over released cells of the normalized certainty penalty of the label:
   ``(hi - lo) / (max - min)`` for numbers and dates (the range of the original values
   under the label over the column's range), ``(leaves - 1) / (|A| - 1)`` for other types
   (original values under the label over the column's distinct values); ``'*'`` costs 1,
-  an unchanged value (and a kept NULL) 0.
-* **DM**: Σ |E|² over the equivalence classes E of the released labels.
+  an unchanged value (and a kept NULL) 0. Unweighted, over released rows only.
+* **DM**: Σ |E|² over the equivalence classes E of the released labels (the kept
+  ``'*'`` rows form one class, dropped rows none).
 * **C_AVG**: (rows / classes) / k, with k the requested k (default: the smallest class).
+
+The metrics of the optimal search (``kanon_search``'s ``cost`` for ``metric :=``
+``'loss'``, ``'height'``, ``'nue'``, ``'nue_nonmonotonic'``, ``'dm'``, ``'dm_star'``,
+``'aecs'``; see ``kanon-core::lattice::Metric``), computed from the release and the
+original table:
+
+* **loss** (search ``'loss'``): ``(Σ released cells w_j · NCP + dropped rows · Σ w_j) /
+  (N · Σ w_j)``: GCP weighted and over the N original rows, a dropped row losing 1 per
+  cell (a kept suppressed row does: its cells are ``'*'``). Equals **gcp** when the
+  weights are equal and no row is dropped.
+* **height** (search ``'height'``): Σ over kept cells of ``w_j · l_j / L_j`` with ``l_j``
+  the column's level (NULL cells included), plus ``Σ w_j`` per suppressed row (kept or
+  dropped). Equals **cost** unless rows are dropped, a column keeps NULLs below its top,
+  or a label occurs at several levels. For a column without a level its cells cost as
+  in **cost**.
+* **nue** (search ``'nue'``, ARX's non-uniform entropy, monotonic): Σ_j w_j · Σ over the
+  labels g at level l_j of Σ_{values v under g} c_v · log2(n_g / c_v), with c_v the
+  original rows of value v (NULL a value of its own, under the root only) and n_g the
+  original rows under g: every original row at its label of the node, the suppressed
+  ones included, so no row correspondence is needed.
+* **nue_nonmonotonic** (search ``'nue_nonmonotonic'``): **nue** plus Σ_j w_j · Σ_g s_g ·
+  log2(S / s_g), where s_g = n_g - (kept rows labelled g) are the suppressed rows whose
+  label at level l_j is g.
+  **nue** and **nue_nonmonotonic** are NULL when a column has no level (local
+  recoding): the label of every original row is then unknown without a row
+  correspondence.
+* **dm_star** (search ``'dm_star'``, DM*): Σ |E|² over the classes of the original table
+  generalized to the columns' levels, every suppressed class counted on its own (so it
+  differs from **dm** once rows are suppressed: the release merges the suppressed
+  classes into one ``'*'`` class, or drops them). Without a level in some column:
+  **dm** when no row is dropped, else NULL.
+* **dm_nonmonotonic** (search ``'dm'``, ARX's non-monotonic DM): Σ over kept classes
+  |E|² + N · S (N · |E| per suppressed class).
+* **aecs** (search ``'aecs'``): released rows / released classes (the kept ``'*'`` rows
+  form one class; dropped rows are not released) = C_AVG · k.
+
+When a label occurs at several levels, the lowest consistent level is taken (as the
+search's tie-break does); a release made with ``min_level`` above that level can then
+read lower in **height** and the NUE columns.
 """
 
 from __future__ import annotations
@@ -26,14 +79,37 @@ from kanon.exceptions import ConfigError, InvalidInputError
 from kanon.hierarchy import ROOT, value_text
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
     import duckdb
 
-__all__ = ["Metrics", "ncp_sql", "plan_metrics", "position", "value_points"]
+__all__ = ["COLUMNS", "Metrics", "ncp_sql", "plan_metrics", "position", "value_points"]
+
+#: The columns of ``kanon_metrics``, in order.
+COLUMNS = (
+    "rows",
+    "classes",
+    "min_class",
+    "k",
+    "cost",
+    "gcp",
+    "dm",
+    "c_avg",
+    "gcp_by_column",
+    "suppressed",
+    "loss",
+    "height",
+    "nue",
+    "nue_nonmonotonic",
+    "dm_star",
+    "dm_nonmonotonic",
+    "aecs",
+)
 
 
 @dataclass(frozen=True)
 class Metrics:
-    """The utility of a release (one row of ``kanon_metrics``)."""
+    """The utility of a release (one row of ``kanon_metrics``; see the module docstring)."""
 
     rows: int
     classes: int
@@ -44,6 +120,42 @@ class Metrics:
     dm: int
     c_avg: float
     gcp_by_column: dict[str, float]
+    suppressed: int = 0
+    loss: float = 0.0
+    height: float = 0.0
+    nue: float | None = None
+    nue_nonmonotonic: float | None = None
+    dm_star: int | None = None
+    dm_nonmonotonic: int = 0
+    aecs: float = 0.0
+
+    @classmethod
+    def from_row(cls, row: Sequence[Any]) -> Metrics:
+        """The metrics of one row of :func:`plan_metrics`' query (columns :data:`COLUMNS`)."""
+        v = dict(zip(COLUMNS, row, strict=True))
+
+        def optional(x: Any, kind: Callable[[Any], Any]) -> Any:
+            return None if x is None else kind(x)
+
+        return cls(
+            rows=int(v["rows"]),
+            classes=int(v["classes"]),
+            min_class=int(v["min_class"]),
+            k=int(v["k"]),
+            cost=float(v["cost"]),
+            gcp=float(v["gcp"]),
+            dm=int(v["dm"]),
+            c_avg=float(v["c_avg"]),
+            gcp_by_column={str(c): float(x) for c, x in dict(v["gcp_by_column"]).items()},
+            suppressed=int(v["suppressed"]),
+            loss=float(v["loss"]),
+            height=float(v["height"]),
+            nue=optional(v["nue"], float),
+            nue_nonmonotonic=optional(v["nue_nonmonotonic"], float),
+            dm_star=optional(v["dm_star"], int),
+            dm_nonmonotonic=int(v["dm_nonmonotonic"]),
+            aecs=float(v["aecs"]),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """Return the metrics as a plain dict."""
@@ -51,10 +163,18 @@ class Metrics:
 
     def __str__(self) -> str:
         cols = ", ".join(f"{c} {v:.2%}" for c, v in self.gcp_by_column.items())
+        nue = "n/a" if self.nue is None else f"{self.nue:,.2f}"
+        nue_nm = "n/a" if self.nue_nonmonotonic is None else f"{self.nue_nonmonotonic:,.2f}"
+        dm_star = "n/a" if self.dm_star is None else f"{self.dm_star:,}"
         return (
             f"rows {self.rows:,}, classes {self.classes:,} (smallest {self.min_class}), "
+            f"suppressed {self.suppressed:,}, "
             f"cost {self.cost:,.2f}, GCP {self.gcp:.2%}, DM {self.dm:,}, "
-            f"C_AVG {self.c_avg:.3f} (k = {self.k})\n  GCP by column: {cols}"
+            f"C_AVG {self.c_avg:.3f} (k = {self.k})\n"
+            f"  loss {self.loss:.2%}, height {self.height:,.2f}, NUE {nue} "
+            f"(non-monotonic {nue_nm}), DM* {dm_star}, DM (non-monotonic) "
+            f"{self.dm_nonmonotonic:,}, AECS {self.aecs:,.3f}\n"
+            f"  GCP by column: {cols}"
         )
 
 
@@ -119,6 +239,64 @@ def _nodes_cte(j: int, q: QuasiIdentifier, source: str) -> list[str]:
     return [present, domain, nodes]
 
 
+def _level_ctes(j: int, q: QuasiIdentifier) -> list[str]:
+    """CTEs giving QI ``j``'s level in the release and its NUE parts.
+
+    ``__kanon_lv{j}``: every (label, level) of the hierarchy over the present values, the
+    top as ``'*'``; ``__kanon_kc{j}``: the kept released rows per label (NULL included);
+    ``__kanon_l{j}``: the column's level ``lvl`` (the lowest level holding every kept
+    label other than NULL, 0 if there is none, NULL if no level holds them all);
+    ``__kanon_vc{j}``: the original rows per value ``key`` with ``cnt`` and the value's
+    ``label`` at the column's level (``'*'`` at the top); ``__kanon_gl{j}``: the original rows
+    ``n`` per label at the column's level; ``__kanon_e{j}``: ``gen`` (NUE's
+    generalization part, NULL without a level) and ``pen`` (the non-monotonic penalty).
+    """
+    top = q.height
+    levels = [f'SELECT k AS label, 0 AS lvl FROM "__kanon_p{j}"']
+    levels += [f'SELECT l{i}, {i} FROM "__kanon_p{j}"' for i in range(1, top)]
+    levels.append(f"SELECT {literal(ROOT)}, {top}")
+    path = ", ".join(["h.k", *(f"h.l{i}" for i in range(1, top)), literal(ROOT)])
+    kc, lv, vc, gl, lj = (f'"__kanon_{x}{j}"' for x in ("kc", "lv", "vc", "gl", "l"))
+    return [
+        f"{lv} AS (SELECT DISTINCT label, lvl FROM ({' UNION ALL '.join(levels)}))",
+        f'{kc} AS (SELECT x{j} AS label, count(*)::BIGINT AS n FROM "__kanon_rl" '
+        "WHERE NOT sup GROUP BY 1)",
+        f"{lj} AS (SELECT CASE WHEN a.labels = 0 THEN 0 ELSE "
+        "min(h.lvl) FILTER (WHERE h.hits = a.labels) END AS lvl "
+        f"FROM (SELECT count(label) AS labels FROM {kc}) a LEFT JOIN "
+        f"(SELECT v.lvl, count(*) AS hits FROM {kc} c JOIN {lv} v ON c.label = v.label "
+        "GROUP BY v.lvl) h ON true GROUP BY a.labels)",
+        f"{vc} AS (SELECT v.key, v.cnt, [{path}][l.lvl + 1] AS label FROM "
+        f'(SELECT k{j} AS key, sum(n)::BIGINT AS cnt FROM "__kanon_tup" GROUP BY 1) v '
+        f'LEFT JOIN "__kanon_h{j}" h ON v.key = h.k CROSS JOIN {lj} l)',
+        f"{gl} AS (SELECT label, sum(cnt)::BIGINT AS n FROM {vc} GROUP BY 1)",
+        f'"__kanon_e{j}" AS (SELECT l.lvl, CASE WHEN l.lvl IS NULL THEN NULL ELSE g.gen END '
+        f"AS gen, p.pen FROM {lj} l, "
+        f"(SELECT coalesce(sum(v.cnt * log2(g.n / v.cnt)), 0.0) AS gen FROM {vc} v "
+        f"JOIN {gl} g ON v.label IS NOT DISTINCT FROM g.label) g, "
+        "(SELECT coalesce(sum(d.s * log2(t.s / d.s)), 0.0) AS pen FROM "
+        f"(SELECT g.n - coalesce(c.n, 0) AS s FROM {gl} g LEFT JOIN {kc} c "
+        'ON g.label IS NOT DISTINCT FROM c.label) d CROSS JOIN "__kanon_tot" t '
+        "WHERE d.s > 0) p)",
+    ]
+
+
+def _node_classes_cte(m: int) -> str:
+    """CTE ``__kanon_dms``: ``dm_star``, the original's classes at the columns' levels.
+
+    Σ |E|² over the classes of ``__kanon_tup`` generalized to the levels of
+    ``__kanon_l{j}`` (meaningless when a column has none).
+    """
+    joins = " ".join(
+        f'JOIN "__kanon_vc{j}" v{j} ON t.k{j} IS NOT DISTINCT FROM v{j}.key' for j in range(m)
+    )
+    labels = ", ".join(f"v{j}.label" for j in range(m))
+    return (
+        '"__kanon_dms" AS (SELECT sum(n * n)::BIGINT AS dm_star FROM '
+        f'(SELECT sum(t.n) AS n FROM "__kanon_tup" t {joins} GROUP BY {labels}))'
+    )
+
+
 def plan_metrics(
     con: duckdb.DuckDBPyConnection,
     original: str,
@@ -129,7 +307,8 @@ def plan_metrics(
     """Return the SQL of ``kanon_metrics(original, released, ...)``: one row of metrics.
 
     The QIs and hierarchies are those of ``original`` (given or configured, defaults by
-    type); ``released`` must have the same QI columns, holding labels.
+    type); ``released`` must have the same QI columns, holding labels. The columns are
+    :data:`COLUMNS`, in that order (see the module docstring).
     """
     if k is not None and (not isinstance(k, int) or isinstance(k, bool) or k < 1):
         msg = f"k must be a positive integer or NULL, got {k!r}"
@@ -141,52 +320,112 @@ def plan_metrics(
     if src.sql == rel.sql:
         msg = f"the released table {released!r} is the original table; pass the release"
         raise ConfigError(msg)
+    m = len(qis)
     ctes = [hierarchy_cte(j, q) for j, q in enumerate(qis)]
     for j, q in enumerate(qis):
         ctes += _nodes_cte(j, q, src.sql)
+    # The released labels as text, and which rows are suppressed: every QI '*', unless
+    # every row is (the top node).
+    labels = ", ".join(
+        f"CAST(r.{ident(rc.name)} AS VARCHAR) AS x{j}" for j, rc in enumerate(rel_cols)
+    )
+    star = " AND ".join(f"coalesce(x{j} = {literal(ROOT)}, false)" for j in range(m))
+    ctes.append(
+        '"__kanon_rl" AS MATERIALIZED (SELECT *, star AND NOT bool_and(star) OVER () AS sup '
+        f"FROM (SELECT *, {star} AS star FROM (SELECT {labels} FROM {rel.sql} r)))"
+    )
+    # The original's distinct QI tuples with their rows.
+    keys = ", ".join(
+        f"{value_text(ident(q.column.name), q.column.type)} AS k{j}" for j, q in enumerate(qis)
+    )
+    ctes.append(
+        f'"__kanon_tup" AS MATERIALIZED (SELECT {keys}, count(*)::BIGINT AS n '
+        f"FROM {src.sql} GROUP BY ALL)"
+    )
+    # N original rows; S suppressed = kept '*' rows + rows missing from the release.
+    ctes.append(
+        '"__kanon_tot" AS (SELECT o.n, r.released, r.kept, '
+        "r.released - r.kept + greatest(o.n - r.released, 0) AS s, "
+        "greatest(o.n - r.released, 0) AS dropped FROM "
+        '(SELECT coalesce(sum(n), 0)::BIGINT AS n FROM "__kanon_tup") o, '
+        "(SELECT count(*)::BIGINT AS released, count(*) FILTER (WHERE NOT sup)::BIGINT "
+        'AS kept FROM "__kanon_rl") r)'
+    )
+    for j, q in enumerate(qis):
+        ctes += _level_ctes(j, q)
+    ctes.append(_node_classes_cte(m))
     cells = []
     costs = []
+    heights = []
+    losses = []
     joins = []
     for j, (q, rc) in enumerate(zip(qis, rel_cols, strict=True)):
-        label = f"r.{ident(rc.name)}"
+        label = f"r.x{j}"
         n, d = f"n{j}", f"d{j}"
-        joins.append(f'LEFT JOIN "__kanon_n{j}" {n} ON CAST({label} AS VARCHAR) = {n}.label')
+        joins.append(f'LEFT JOIN "__kanon_n{j}" {n} ON {label} = {n}.label')
         joins.append(f'CROSS JOIN "__kanon_d{j}" {d}')
+        joins.append(f'CROSS JOIN "__kanon_l{j}" l{j}')
         unknown = (
-            f"error('label ' || CAST({label} AS VARCHAR) || ' of column ' || "
+            f"error('label ' || {label} || ' of column ' || "
             f"{literal(rc.name)} || ' is not a label of its hierarchy over the original values')"
         )
         ncp = ncp_sql(f"{n}.leaves", f"{n}.lo", f"{n}.hi", f"{d}.card", f"{d}.lo", f"{d}.hi")
         cells.append(
-            f"CASE WHEN {label} IS NULL THEN 0.0 WHEN CAST({label} AS VARCHAR) = {literal(ROOT)} "
+            f"CASE WHEN {label} IS NULL THEN 0.0 WHEN {label} = {literal(ROOT)} "
             f"THEN 1.0 WHEN {n}.label IS NULL THEN {unknown} ELSE {ncp} END AS g{j}"
         )
         weight = float(q.weight)
         height = max(q.height, 1)
-        costs.append(
-            f"CASE WHEN {label} IS NULL THEN 0.0 WHEN CAST({label} AS VARCHAR) = {literal(ROOT)} "
-            f"THEN {weight!r} ELSE {weight!r} * {n}.lvl / {height} END AS c{j}"
+        by_label = (
+            f"CASE WHEN {label} IS NULL THEN 0.0 WHEN {label} = {literal(ROOT)} "
+            f"THEN {weight!r} ELSE {weight!r} * {n}.lvl / {height} END"
         )
-    m = len(qis)
-    groups = ", ".join(ident(c.name) for c in rel_cols)
+        costs.append(f"{by_label} AS c{j}")
+        # The search's Height: every cell at its column's level (NULLs included).
+        heights.append(
+            f"CASE WHEN r.sup THEN {weight!r} WHEN l{j}.lvl IS NOT NULL "
+            f"THEN {weight!r} * l{j}.lvl / {height} ELSE {by_label} END AS h{j}"
+        )
+        losses.append(f"{weight!r} * g{j}")
+    total_weight = sum(float(q.weight) for q in qis)
     ctes.append(
-        f'"__kanon_cells" AS (SELECT {", ".join(cells + costs)} FROM {rel.sql} r {" ".join(joins)})'
+        f'"__kanon_cells" AS (SELECT {", ".join(cells + costs + heights)} '
+        f'FROM "__kanon_rl" r {" ".join(joins)})'
     )
+    groups = ", ".join(f"x{j}" for j in range(m))
     ctes.append(
-        f'"__kanon_classes" AS (SELECT count(*)::BIGINT AS n FROM {rel.sql} GROUP BY {groups})'
+        '"__kanon_classes" AS (SELECT count(*)::BIGINT AS n, bool_or(sup) AS sup '
+        f'FROM "__kanon_rl" GROUP BY {groups})'
     )
     by_column = ", ".join(f"{literal(q.column.name)}: avg(g{j})" for j, q in enumerate(qis))
     k_sql = "min(n)" if k is None else str(k)
+    weights = [repr(float(q.weight)) for q in qis]
+    gen = " + ".join(f"{w} * e{j}.gen" for j, w in enumerate(weights))
+    pen = " + ".join(f"{w} * e{j}.pen" for j, w in enumerate(weights))
+    leveled = " AND ".join(f"e{j}.lvl IS NOT NULL" for j in range(m))
+    entropy = ", ".join(f'"__kanon_e{j}" e{j}' for j in range(m))
     return (
         "WITH "
         + ",\n".join(ctes)
         + "\nSELECT c.rows, c.classes, c.min_class, c.k, s.cost, s.gcp, c.dm, "
-        "CAST(c.rows AS DOUBLE) / c.classes / c.k AS c_avg, s.gcp_by_column FROM "
+        "CAST(c.rows AS DOUBLE) / c.classes / c.k AS c_avg, s.gcp_by_column, "
+        "t.s AS suppressed, "
+        f"CASE WHEN t.n = 0 THEN 0.0 ELSE (s.wloss + t.dropped * {total_weight!r}) "
+        f"/ (t.n * {total_weight!r}) END AS loss, "
+        f"s.height + t.dropped * {total_weight!r} AS height, "
+        f"{gen} AS nue, {gen} + {pen} AS nue_nonmonotonic, "
+        f"CASE WHEN {leveled} THEN x.dm_star WHEN t.dropped = 0 THEN c.dm END AS dm_star, "
+        "(c.dm_kept + t.n * t.s)::BIGINT AS dm_nonmonotonic, "
+        "CAST(c.rows AS DOUBLE) / c.classes AS aecs FROM "
         f"(SELECT sum(n)::BIGINT AS rows, count(*)::BIGINT AS classes, min(n)::BIGINT "
-        f"AS min_class, ({k_sql})::BIGINT AS k, sum(n * n)::BIGINT AS dm "
+        f"AS min_class, ({k_sql})::BIGINT AS k, sum(n * n)::BIGINT AS dm, "
+        "coalesce(sum(n * n) FILTER (WHERE NOT sup), 0)::BIGINT AS dm_kept "
         '  FROM "__kanon_classes") c, '
         f"(SELECT coalesce(sum({' + '.join(f'c{j}' for j in range(m))}), 0) AS cost, "
         f"coalesce(avg(({' + '.join(f'g{j}' for j in range(m))}) / {m}), 0) AS gcp, "
-        f"{{{by_column}}} AS gcp_by_column "
-        '  FROM "__kanon_cells") s'
+        f"{{{by_column}}} AS gcp_by_column, "
+        f"coalesce(sum({' + '.join(losses)}), 0) AS wloss, "
+        f"coalesce(sum({' + '.join(f'h{j}' for j in range(m))}), 0) AS height "
+        '  FROM "__kanon_cells") s, "__kanon_tot" t, "__kanon_dms" x, '
+        f"{entropy}"
     )

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from kanon._anonymize import (
+    HISTORIC_METHODS,
     coded_ctes,
     hierarchy_cte,
     hierarchy_lists,
@@ -30,6 +31,7 @@ from kanon._anonymize import (
     tuple_lists,
 )
 from kanon._metrics import ncp_sql, value_points
+from kanon._models import model_args
 from kanon._sql import literal
 from kanon.exceptions import InvalidInputError
 from kanon.hierarchy import ROOT
@@ -37,22 +39,45 @@ from kanon.hierarchy import ROOT
 if TYPE_CHECKING:
     from kanon._anonymize import AnonymizeOptions, AnonymizePlan, QuasiIdentifier
     from kanon._catalog import Table
+    from kanon._models import ResolvedModels
 
-__all__ = ["Transformation", "level_bounds", "optimal_ctes", "optimal_sql", "search_sql"]
+__all__ = [
+    "HISTORIC_REPORT",
+    "Transformation",
+    "level_bounds",
+    "optimal_ctes",
+    "optimal_sql",
+    "search_sql",
+]
+
+#: The columns of ``kanon_search`` reporting a historic algorithm (NULL for the optimum).
+HISTORIC_REPORT = ("unprotected_rows", "unprotected_classes", "suppressed_cells", "topped_up_rows")
 
 
 @dataclass(frozen=True)
 class Transformation:
-    """The optimal full-domain generalization of a table (one row of ``kanon_search``)."""
+    """A full-domain generalization of a table (one row of ``kanon_search``).
+
+    The optimal one (``method='optimal'``), or that of Sweeney's Datafly or μ-Argus
+    (``'datafly'``, ``'mu_argus'``): those minimize no metric and search no lattice
+    (``metric``, ``cost``, ``nodes`` and ``checked`` are None) but report what they
+    left unprotected (None for ``'optimal'``).
+    """
 
     levels: dict[str, int]  # quasi-identifier -> level
     suppressed: int  # rows whose quasi-identifiers become '*'
-    metric: str
-    cost: float  # the metric's value
+    metric: str | None
+    cost: float | None  # the metric's value
     classes: int  # equivalence classes, the suppressed ones included
-    nodes: int  # lattice nodes within the level bounds
-    checked: int  # nodes grouped by the search
+    nodes: int | None  # lattice nodes within the level bounds
+    checked: int | None  # nodes grouped by the search
     seconds: float  # time of the search in the kernel
+    method: str | None = None  # 'optimal', 'datafly' or 'mu_argus'
+    # Rows / classes the historic algorithm alone left below k (suppressed by finishing).
+    unprotected_rows: int | None = None
+    unprotected_classes: int | None = None
+    suppressed_cells: int | None = None  # cells μ-Argus suppressed (in rows), 0 for Datafly
+    topped_up_rows: int | None = None  # rows suppressed only to give the '*' class k rows
 
     def to_dict(self) -> dict[str, Any]:
         """Return the transformation as a plain dict."""
@@ -62,10 +87,25 @@ class Transformation:
 def search_sql(plan: AnonymizePlan, options: AnonymizeOptions) -> str:
     """Return the SQL of ``kanon_search(...)``: one row describing the optimum.
 
-    ``plan`` is the planned ``kanon(..., method := 'optimal')`` call with ``options``.
+    ``plan`` is the planned ``kanon(..., method := 'optimal')`` call with ``options``;
+    for ``'datafly'`` and ``'mu_argus'`` the row describes their release instead
+    (:func:`kanon._historic.search_sql`).
     """
+    if options.method in HISTORIC_METHODS:
+        # Imported here: the historic planner builds on the same modules as this one.
+        from kanon._historic import search_sql as historic_search_sql
+
+        return historic_search_sql(plan, options)
+    if options.method != "optimal":
+        msg = (
+            "kanon_search supports method 'optimal', 'datafly' or 'mu_argus' (full-domain "
+            f"generalization), got {options.method!r}"
+        )
+        raise InvalidInputError(msg)
     qis = list(plan.qis)
-    ctes = [hierarchy_cte(j, q) for j, q in enumerate(qis)]
+    models = plan.models
+    coded = qis if models is None or models.hierarchy is None else [*qis, models.hierarchy]
+    ctes = [hierarchy_cte(j, q) for j, q in enumerate(coded)]
     names = ", ".join(literal(q.column.name) for q in qis)
     field = "CAST(json_extract(r.stats, {path}) AS {typ})"
     stats = ", ".join(
@@ -81,9 +121,11 @@ def search_sql(plan: AnonymizePlan, options: AnonymizeOptions) -> str:
     )
     return (
         "WITH "
-        + ",\n".join(optimal_ctes(plan.table, qis, options, plan.rows, ctes))
+        + ",\n".join(optimal_ctes(plan.table, qis, options, plan.rows, ctes, models))
         + f"\nSELECT map_from_entries(list_zip([{names}], r.levels)) AS levels, {stats}, "
-        f'{literal(options.metric or "loss")} AS metric FROM "__kanon_run"'
+        f"{literal(options.metric or 'loss')} AS metric, {literal('optimal')} AS method, "
+        + ", ".join(f"NULL::BIGINT AS {key}" for key in HISTORIC_REPORT)
+        + ' FROM "__kanon_run"'
     )
 
 
@@ -153,16 +195,25 @@ def _node_loss(table: Table, qis: list[QuasiIdentifier]) -> str:
 
 
 def optimal_ctes(
-    table: Table, qis: list[QuasiIdentifier], options: AnonymizeOptions, rows: int, ctes: list[str]
+    table: Table,
+    qis: list[QuasiIdentifier],
+    options: AnonymizeOptions,
+    rows: int,
+    ctes: list[str],
+    models: ResolvedModels | None = None,
 ) -> list[str]:
     """Return the coded CTEs plus ``__kanon_run``, one call of ``kanon_optimal``.
 
     Its struct ``r`` holds ``levels`` (per QI), ``s`` (per tuple ``t``: suppressed) and
-    ``stats``.
+    ``stats``. ``models`` adds the sensitive entries and population paths the privacy
+    models need (``ctes`` then holds the sensitive hierarchy as ``__kanon_h{m}`` when the
+    hierarchical distance is asked for).
     """
     m = len(qis)
     lows, highs = level_bounds(qis, options)
-    ctes = coded_ctes(table, qis, ctes)
+    ctes = coded_ctes(table, qis, ctes, None if models is None else models.hierarchy)
+    extra = model_args(table, qis, models)
+    ctes += extra.ctes
     metric = options.metric or "loss"
     kernel_options = {
         "m": m,
@@ -171,6 +222,7 @@ def optimal_ctes(
         "keep_suppressed": not options.drop_suppressed,
         "min_level": lows,
         "max_level": highs,
+        "models": extra.options,
     }
     tuples, counts = tuple_lists(m)
     weights = ", ".join(repr(float(q.weight)) for q in qis)
@@ -178,7 +230,7 @@ def optimal_ctes(
     ctes.append(
         '"__kanon_run" AS (SELECT kanon_optimal('
         f"{tuples}, {counts}, [{hierarchy_lists(qis)}], [{weights}]::DOUBLE[], {node_loss}, "
-        f"{options.k}::UBIGINT, {literal(json.dumps(kernel_options))}) AS r)"
+        f"{options.k}::UBIGINT, {literal(json.dumps(kernel_options))}, {extra.args}) AS r)"
     )
     return ctes
 
@@ -190,13 +242,14 @@ def optimal_sql(
     options: AnonymizeOptions,
     rows: int,
     ctes: list[str],
+    models: ResolvedModels | None = None,
 ) -> tuple[str, str]:
     """Return the release query of the optimal full-domain generalization, twice.
 
     (The release has no group assignment to store, so its assignment query is itself.)
     """
     m = len(qis)
-    ctes = optimal_ctes(table, qis, options, rows, ctes)
+    ctes = optimal_ctes(table, qis, options, rows, ctes, models)
     ctes.append(
         '"__kanon_s" AS (SELECT unnest(r.s) AS "__kanon_sup", '
         '(generate_subscripts(r.s, 1) - 1)::UBIGINT AS t FROM "__kanon_run")'

@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING
 from kanon._catalog import Column, Table, configured, resolve_columns, resolve_table
 from kanon._sql import ident, literal
 from kanon.exceptions import ConfigError, InvalidInputError
+from kanon.hierarchy import value_text
 
 if TYPE_CHECKING:
     import duckdb
 
 __all__ = ["CheckOptions", "CheckPlan", "plan_check", "plan_classes"]
 
-T_DISTANCES = ("equal", "ordered")
+T_DISTANCES = ("equal", "ordered", "hierarchical")
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,10 @@ class CheckOptions:
     def validate(self) -> None:
         """Reject out-of-range arguments with a message naming the parameter."""
         if self.t_distance is not None and self.t_distance not in T_DISTANCES:
-            msg = f"t_distance must be 'equal' or 'ordered', got {self.t_distance!r}"
+            msg = (
+                f"t_distance must be one of {', '.join(map(repr, T_DISTANCES))}, "
+                f"got {self.t_distance!r}"
+            )
             raise InvalidInputError(msg)
         if self.recursive_l is not None and self.recursive_l < 1:
             msg = f"recursive_l must be at least 1, got {self.recursive_l}"
@@ -106,6 +110,50 @@ def _keys(qis: list[Column]) -> tuple[str, str]:
     return select, keys
 
 
+def _sensitive_hierarchy(
+    con: duckdb.DuckDBPyConnection, table: Table, sens: Column, config: Config
+) -> tuple[list[str], str, str]:
+    """The hierarchical ground distance: CTEs coding the sensitive column's hierarchy.
+
+    Returns the CTEs (``__kanon_h0``, the configured hierarchy checked against the table,
+    and ``__kanon_sv``, its leaves present in the table, plus a NULL leaf right under the
+    root when the column holds NULLs, coded ``a0`` in depth-first order and ``a{l}`` per
+    level), the SQL of the sensitive dictionary ``sdict`` (``sv`` → leaf code ``c``) and
+    the SQL of the levels as a JSON object ``{"hierarchy": [[level 0], …]}``.
+    """
+    # Imported here: the forest planner builds on this module's definitions.
+    from kanon._anonymize import (
+        _check_hierarchies,
+        coded_hierarchy,
+        hierarchy_cte,
+        hierarchy_of,
+    )
+
+    name = next((h for c, _, h in config if c.lower() == sens.name.lower() and h is not None), None)
+    if name is None:
+        msg = (
+            f"t_distance 'hierarchical' needs a hierarchy for the sensitive column "
+            f"{sens.name!r} of table {table.name!r}: name a hierarchy table in "
+            "kanon_columns.hierarchy for that column"
+        )
+        raise ConfigError(msg)
+    q = hierarchy_of(con, table, sens, name, 1.0)
+    ctes = [hierarchy_cte(0, q)]
+    _check_hierarchies(con, table, [q], ctes)
+    top = q.height
+    ctes.append(f'"__kanon_sv" AS ({coded_hierarchy("__kanon_h0", q, table.sql)})')
+    key = value_text("d.sv", sens.type)
+    # The table changed since planning: a value without a leaf stops the query.
+    lost = literal(f"a value of sensitive column {sens.name!r} is missing from its hierarchy: ")
+    sdict = (
+        f"sdict AS (SELECT d.sv, CASE WHEN v.a0 IS NULL THEN error({lost} || {key}) "
+        "ELSE v.a0 END AS c FROM (SELECT DISTINCT sv FROM hist) d "
+        f'LEFT JOIN "__kanon_sv" v ON {key} IS NOT DISTINCT FROM v.k)'
+    )
+    lists = ", ".join(f"list(a{i} ORDER BY a0)" for i in range(top + 1))
+    return ctes, sdict, f"(SELECT json_object('hierarchy', [{lists}]) FROM \"__kanon_sv\")"
+
+
 def plan_check(con: duckdb.DuckDBPyConnection, tbl: str, options: CheckOptions) -> CheckPlan:
     """Return the SQL of ``kanon_check(tbl, ...)``: one row of privacy statistics.
 
@@ -116,12 +164,14 @@ def plan_check(con: duckdb.DuckDBPyConnection, tbl: str, options: CheckOptions) 
     options.validate()
     table = resolve_table(con, tbl)
     # The configuration is read once, and only when an argument leaves a role open.
-    needed = not options.qi or options.sensitive is None
+    hierarchical = options.t_distance == "hierarchical"
+    needed = not options.qi or options.sensitive is None or hierarchical
     config = configured(con, table.name) if needed else []
     qis = quasi_identifiers(table, options.qi, config)
     sens = sensitive_column(table, options.sensitive, qis, config)
     select, keys = _keys(qis)
     ctes: list[str] = []
+    levels_json: str | None = None
     if sens is None:
         ctes.append(
             f"cls AS (SELECT {keys}, count(*)::UBIGINT AS n, "
@@ -134,10 +184,15 @@ def plan_check(con: duckdb.DuckDBPyConnection, tbl: str, options: CheckOptions) 
             f"hist AS (SELECT {select}, {ident(sens.name)} AS sv, count(*)::UBIGINT AS n "
             f"FROM {table.sql} GROUP BY ALL)"
         )
-        ctes.append(
-            "sdict AS (SELECT sv, (row_number() OVER (ORDER BY sv ASC NULLS LAST) - 1)"
-            "::UINTEGER AS c FROM (SELECT DISTINCT sv FROM hist))"
-        )
+        if hierarchical:
+            h_ctes, sdict, levels_json = _sensitive_hierarchy(con, table, sens, config)
+            ctes[:0] = h_ctes
+            ctes.append(sdict)
+        else:
+            ctes.append(
+                "sdict AS (SELECT sv, (row_number() OVER (ORDER BY sv ASC NULLS LAST) - 1)"
+                "::UINTEGER AS c FROM (SELECT DISTINCT sv FROM hist))"
+            )
         hist_keys = ", ".join(f"hist.q{i}" for i in range(len(qis)))
         ctes.append(
             f"cls AS (SELECT {hist_keys}, sum(hist.n)::UBIGINT AS n, "
@@ -169,11 +224,20 @@ def plan_check(con: duckdb.DuckDBPyConnection, tbl: str, options: CheckOptions) 
         "recursive_c": options.recursive_c,
         "risk_threshold": options.risk_threshold,
     }
-    sql = (
-        "WITH " + ",\n".join(ctes) + "\nSELECT unnest(kanon_class_stats("
-        "list({'n': n, 'pop': pop, 'entries': entries}), "
-        f"{literal(json.dumps(kernel_options))})) FROM classes"
-    )
+    options_sql = literal(json.dumps(kernel_options))
+    packed = "list({'n': n, 'pop': pop, 'entries': entries})"
+    if levels_json is None:
+        sql = (
+            "WITH " + ",\n".join(ctes) + f"\nSELECT unnest(kanon_class_stats({packed}, "
+            f"{options_sql})) FROM classes"
+        )
+    else:  # the options carry the hierarchy's levels, read when the query runs
+        ctes.append(f"packed AS (SELECT {packed} AS p FROM classes)")
+        ctes.append(f"opts AS (SELECT json_merge_patch({options_sql}, {levels_json}) AS o)")
+        sql = (
+            "WITH " + ",\n".join(ctes) + "\nSELECT unnest(kanon_class_stats(packed.p, "
+            "opts.o::VARCHAR)) FROM packed, opts"
+        )
     return CheckPlan(sql, tuple(q.name for q in qis), None if sens is None else sens.name)
 
 

@@ -109,6 +109,13 @@ def materialize_global(
     Returns:
         The stored transformation: levels per quasi-identifier, the search's report.
     """
+    if options.models.any():
+        msg = (
+            "kanon.materialize(..., method='optimal') stores a view that enforces k by "
+            "counting classes when it is read; l-diversity, t-closeness and δ-presence are "
+            "not expressed in it: release with kanon(...) or kanon.anonymize(...) instead"
+        )
+        raise InvalidInputError(msg)
     install_kernels(con)
     plan = plan_anonymize(con, table, options)
     source = plan.table

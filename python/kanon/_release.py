@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 from contextlib import ExitStack
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 import duckdb
 
 from kanon._anonymize import AnonymizeOptions, plan_anonymize
 from kanon._inputs import Data, as_table
 from kanon._metrics import Metrics, plan_metrics
+from kanon._models import ModelKeywords, PrivacyModels
 from kanon._optimal import Transformation, search_sql
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import pyarrow as pa
+
+T = TypeVar("T")
 
 __all__ = ["anonymize", "explain", "metrics", "search"]
 
@@ -31,6 +36,7 @@ def explain(
     drop_suppressed: bool = False,
     min_level: dict[str, int] | None = None,
     max_level: dict[str, int] | None = None,
+    **models: Unpack[ModelKeywords],
 ) -> str:
     """Return the SQL that ``SELECT * FROM kanon(table, k := k, ...)`` runs.
 
@@ -44,15 +50,24 @@ def explain(
         qi: quasi-identifier columns (default: those configured for the table).
         seed: 0 for value order; another value draws another, equally valid release.
         method: ``"forest"`` (Aggarwal et al. 2005 with repair and improvement passes),
-            ``"forest_paper"`` (as published) or ``"optimal"`` (full-domain
-            generalization, the exact optimum over the lattice of levels).
+            ``"forest_paper"`` (as published), ``"optimal"`` (full-domain
+            generalization, the exact optimum over the lattice of levels), or Sweeney's
+            historic greedy baselines ``"datafly"`` and ``"mu_argus"`` (full-domain,
+            with row and, for μ-Argus, cell suppression; finished to be k-anonymous).
         metric: for ``"optimal"``: ``"loss"`` (default), ``"height"``, ``"nue"``,
             ``"nue_nonmonotonic"``, ``"dm"``, ``"dm_star"`` or ``"aecs"``.
         max_suppression: for ``"optimal"``: the fraction of rows whose
-            quasi-identifiers may become ``'*'``.
-        drop_suppressed: for ``"optimal"``: leave suppressed rows out of the release.
+            quasi-identifiers may become ``'*'``; for ``"datafly"``: the fraction of
+            rows its loop may leave below k (0: Sweeney's rule, k rows).
+        drop_suppressed: for ``"optimal"``, ``"datafly"`` and ``"mu_argus"``: leave
+            suppressed rows out of the release.
         min_level: for ``"optimal"``: the lowest level allowed, per QI.
         max_level: for ``"optimal"``: the highest level allowed, per QI.
+        **models: privacy models besides k for ``"optimal"``: ``sensitive`` (column;
+            default the configured one), ``l`` with ``l_diversity`` (``"distinct"``,
+            ``"entropy"``, ``"recursive"`` with ``c``), ``t`` with ``t_distance``
+            (``"equal"``, ``"ordered"``, ``"hierarchical"``), ``population`` (table) with
+            ``delta_min`` / ``delta_max``.
 
     Returns:
         The SQL text.
@@ -72,6 +87,7 @@ def explain(
         drop_suppressed=drop_suppressed,
         min_level=min_level,
         max_level=max_level,
+        models=PrivacyModels(**models),
     )
     return plan_anonymize(con, table, options).sql
 
@@ -103,6 +119,7 @@ def anonymize(
     drop_suppressed: bool = False,
     min_level: dict[str, int] | None = None,
     max_level: dict[str, int] | None = None,
+    **models: Unpack[ModelKeywords],
 ) -> Any:
     """Return a k-anonymous release of ``data`` (SQL ``kanon(...)``).
 
@@ -124,6 +141,7 @@ def anonymize(
         drop_suppressed: as :func:`explain`.
         min_level: as :func:`explain`.
         max_level: as :func:`explain`.
+        **models: as :func:`explain` (``"optimal"`` only).
 
     Returns:
         The same kind of object as ``data``: a DuckDB relation for a table name or a
@@ -149,6 +167,7 @@ def anonymize(
         drop_suppressed=drop_suppressed,
         min_level=min_level,
         max_level=max_level,
+        models=PrivacyModels(**models),
     )
     if isinstance(data, str):
         with as_table(data, con) as (con_, name):
@@ -189,18 +208,7 @@ def metrics(
         _, rel = stack.enter_context(as_table(released, con_, "released"))
         rows = con_.execute(plan_metrics(con_, src, rel, tuple(qi or ()), k)).fetchall()
     (row,) = rows
-    rows_, classes, min_class, k_, cost, gcp, dm, c_avg, by_column = row
-    return Metrics(
-        rows=int(rows_),
-        classes=int(classes),
-        min_class=int(min_class),
-        k=int(k_),
-        cost=float(cost),
-        gcp=float(gcp),
-        dm=int(dm),
-        c_avg=float(c_avg),
-        gcp_by_column={str(c): float(v) for c, v in dict(by_column).items()},
-    )
+    return Metrics.from_row(row)
 
 
 def search(
@@ -209,28 +217,35 @@ def search(
     qi: list[str] | None = None,
     *,
     con: duckdb.DuckDBPyConnection | None = None,
+    method: str = "optimal",
     metric: str | None = None,
     max_suppression: float = 0.0,
     drop_suppressed: bool = False,
     min_level: dict[str, int] | None = None,
     max_level: dict[str, int] | None = None,
+    **models: Unpack[ModelKeywords],
 ) -> Transformation:
     """Find the optimal full-domain generalization of ``data`` (SQL ``kanon_search``).
 
     The same search as ``kanon(..., method := 'optimal')``, reporting the transformation
     instead of releasing rows: the level of every quasi-identifier, the rows it
-    suppresses, the metric's value, and what the search did.
+    suppresses, the metric's value, and what the search did. With ``method="datafly"``
+    or ``"mu_argus"``, the transformation of that historic algorithm instead, and what
+    it left unprotected (rows and classes below k that only the finishing suppression
+    protects); ``metric``, ``cost``, ``nodes`` and ``checked`` are then None.
 
     Args:
         data: as :func:`anonymize`.
         k: the smallest class size.
         qi: quasi-identifier columns (default: those configured for the table).
         con: connection holding ``data`` when it is a table name.
+        method: ``"optimal"`` (default), ``"datafly"`` or ``"mu_argus"``.
         metric: as :func:`explain`.
         max_suppression: as :func:`explain`.
         drop_suppressed: as :func:`explain`.
         min_level: as :func:`explain`.
         max_level: as :func:`explain`.
+        **models: as :func:`explain` (``"optimal"`` only).
 
     Returns:
         A :class:`Transformation`.
@@ -242,23 +257,35 @@ def search(
     options = AnonymizeOptions.of(
         k,
         qi,
-        method="optimal",
+        method=method,
         metric=metric,
         max_suppression=max_suppression,
         drop_suppressed=drop_suppressed,
         min_level=min_level,
         max_level=max_level,
+        models=PrivacyModels(**models),
     )
     with as_table(data, con) as (con_, name):
         rows = con_.execute(search_sql(plan_anonymize(con_, name, options), options)).fetchall()
-    ((levels, suppressed, cost, classes, nodes, checked, seconds, metric_),) = rows
+    ((levels, suppressed, cost, classes, nodes, checked, seconds, metric_, *report),) = rows
+    method_, unprotected_rows, unprotected_classes, suppressed_cells, topped_up = report
     return Transformation(
         levels={str(c): int(v) for c, v in dict(levels).items()},
         suppressed=int(suppressed),
-        metric=str(metric_),
-        cost=float(cost),
+        metric=_maybe(str, metric_),
+        cost=_maybe(float, cost),
         classes=int(classes),
-        nodes=int(nodes),
-        checked=int(checked),
+        nodes=_maybe(int, nodes),
+        checked=_maybe(int, checked),
         seconds=float(seconds),
+        method=str(method_),
+        unprotected_rows=_maybe(int, unprotected_rows),
+        unprotected_classes=_maybe(int, unprotected_classes),
+        suppressed_cells=_maybe(int, suppressed_cells),
+        topped_up_rows=_maybe(int, topped_up),
     )
+
+
+def _maybe(kind: Callable[[Any], T], value: Any) -> T | None:
+    """``kind(value)``, or None for NULL."""
+    return None if value is None else kind(value)

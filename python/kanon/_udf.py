@@ -14,12 +14,15 @@ from kanon._arrow import buffer, from_bytes
 __all__ = [
     "FOREST_SQL_PARAMS",
     "FOREST_SQL_TYPE",
+    "HISTORIC_SQL_PARAMS",
+    "HISTORIC_SQL_TYPE",
     "OPTIMAL_SQL_PARAMS",
     "OPTIMAL_SQL_TYPE",
     "STATS_SQL_TYPE",
     "STATS_TYPE",
     "class_stats",
     "forest",
+    "historic",
     "optimal",
 ]
 
@@ -41,6 +44,8 @@ STATS_TYPE = pa.struct(
         ("journalist_max", pa.float64()),
         ("journalist_avg", pa.float64()),
         ("journalist_at_risk", pa.float64()),
+        ("delta_min", pa.float64()),
+        ("delta_max", pa.float64()),
     ]
 )
 
@@ -65,6 +70,11 @@ def _stats_of_classes(classes: pa.StructArray, options: dict[str, Any]) -> dict[
         kwargs["population"] = buffer(classes.field("pop"), pa.uint64(), "population")
     if not options.get("sensitive"):
         return _core.class_stats(buffer(counts, pa.uint64(), "counts"), **kwargs)
+    levels = options.get("hierarchy")
+    if levels is not None:  # the sensitive hierarchy, one leaf-code list per level
+        kwargs["hierarchy"] = [
+            buffer(pa.array(level, pa.uint32()), pa.uint32(), "hierarchy") for level in levels
+        ]
     entries: pa.ListArray = classes.field("entries")
     offsets = pc.subtract(entries.offsets, entries.offsets[0])
     flat: pa.StructArray = entries.flatten()
@@ -81,6 +91,9 @@ def class_stats(classes: pa.ChunkedArray, options: pa.ChunkedArray) -> pa.Array:
 
     ``classes`` holds, per row, a list with one struct per equivalence class: its size
     ``n``, its population size ``pop`` and its sensitive histogram ``entries``.
+    ``options`` is JSON: ``sensitive``, ``population``, ``ordered``, ``recursive_l``,
+    ``recursive_c``, ``risk_threshold`` and, for the hierarchical ground distance,
+    ``hierarchy`` (per level, the label code of every leaf; entries' ``c`` are leaf codes).
     """
     lists = classes.combine_chunks()
     opts = options.to_pylist()
@@ -203,6 +216,12 @@ OPTIMAL_SQL_PARAMS = [
     "DOUBLE[][][]",
     "UBIGINT",
     "VARCHAR",
+    "UINTEGER[]",
+    "UINTEGER[]",
+    "UBIGINT[]",
+    "UINTEGER[][]",
+    "UINTEGER[]",
+    "UBIGINT[]",
 ]
 OPTIMAL_TYPE = pa.struct(
     [("levels", pa.list_(pa.uint32())), ("s", pa.list_(pa.bool_())), ("stats", pa.string())]
@@ -210,8 +229,46 @@ OPTIMAL_TYPE = pa.struct(
 OPTIMAL_SQL_TYPE = "STRUCT(levels UINTEGER[], s BOOLEAN[], stats VARCHAR)"
 
 
+def _model_args(options: dict[str, Any], row: list[Any]) -> dict[str, Any]:
+    """The keyword arguments of ``lattice_optimal`` for the privacy models."""
+    models: dict[str, Any] = options.get("models") or {}
+    if not models:
+        return {}
+    sens_t, sens_c, sens_n, sens_h, pop_paths, pop_counts = row
+    out: dict[str, Any] = {}
+    if "l" in models or "t" in models:
+        levels = [buffer(level.values, pa.uint32(), "sensitive") for level in sens_h.values]
+        codes = buffer(sens_c.values, pa.uint32(), "sensitive")
+        if levels:
+            values = len(sens_h.values[0])
+        else:
+            values = int(pc.max(sens_c.values).as_py() or 0) + 1 if len(sens_c.values) else 0
+        out["sensitive"] = (
+            buffer(sens_t.values, pa.uint32(), "sensitive"),
+            codes,
+            buffer(sens_n.values, pa.uint64(), "sensitive"),
+            values,
+        )
+        if levels:
+            out["sensitive_hierarchy"] = levels
+    if "delta_min" in models:
+        out["population"] = (
+            buffer(pop_paths.values, pa.uint32(), "population"),
+            buffer(pop_counts.values, pa.uint64(), "population"),
+        )
+        out["delta"] = (float(models["delta_min"]), float(models["delta_max"]))
+    if "l" in models:
+        out["l"] = float(models["l"])
+        out["l_diversity"] = str(models["l_diversity"])
+        out["c"] = None if models.get("c") is None else float(models["c"])
+    if "t" in models:
+        out["t"] = float(models["t"])
+        out["t_distance"] = str(models["t_distance"])
+    return out
+
+
 def _optimal_one(row: list[Any]) -> dict[str, Any]:
-    tuples, counts, hierarchies, weights, node_loss, k, options_text = row
+    tuples, counts, hierarchies, weights, node_loss, k, options_text = row[:7]
     options = json.loads(options_text.as_py())
     levels: list[list[memoryview | bytes]] = [
         [buffer(level.values, pa.uint32(), "hierarchies") for level in attribute.values]
@@ -234,6 +291,7 @@ def _optimal_one(row: list[Any]) -> dict[str, Any]:
         bool(options["keep_suppressed"]),
         [int(x) for x in options["min_level"]],
         [int(x) for x in options["max_level"]],
+        **_model_args(options, row[7:]),
     )
     suppressed = pa.array(memoryview(flags).cast("B").tolist(), pa.uint8()).cast(pa.bool_())
     return {"levels": chosen, "s": suppressed, "stats": json.dumps(stats)}
@@ -247,14 +305,36 @@ def optimal(
     node_loss: pa.ChunkedArray,
     k: pa.ChunkedArray,
     options: pa.ChunkedArray,
+    sensitive_tuples: pa.ChunkedArray,
+    sensitive_codes: pa.ChunkedArray,
+    sensitive_counts: pa.ChunkedArray,
+    sensitive_hierarchy: pa.ChunkedArray,
+    population_paths: pa.ChunkedArray,
+    population_counts: pa.ChunkedArray,
 ) -> pa.Array:
     """SQL ``kanon_optimal(...)``: the optimal full-domain generalization of one histogram.
 
+    The last six arguments carry the data of the privacy models named in the options'
+    ``models`` (sensitive entries and hierarchy, population paths); empty lists without.
     Returns per row a struct: ``levels`` the level of every quasi-identifier, ``s`` per
     distinct tuple whether its class is suppressed, ``stats`` a JSON object (cost,
     suppressed rows, classes, lattice nodes, nodes checked).
     """
-    args = (tuples, counts, hierarchies, weights, node_loss, k, options)
+    args = (
+        tuples,
+        counts,
+        hierarchies,
+        weights,
+        node_loss,
+        k,
+        options,
+        sensitive_tuples,
+        sensitive_codes,
+        sensitive_counts,
+        sensitive_hierarchy,
+        population_paths,
+        population_counts,
+    )
     cols = [c.combine_chunks() for c in args]
     results: list[dict[str, Any] | None] = []
     for i in range(len(cols[0])):
@@ -266,3 +346,61 @@ def optimal(
     s = pa.ListArray.from_arrays(_offsets(s_arrays), pa.concat_arrays(s_arrays), mask=mask)
     stats = pa.array([None if r is None else r["stats"] for r in results], pa.string())
     return pa.StructArray.from_arrays([levels, s, stats], fields=list(OPTIMAL_TYPE), mask=mask)
+
+
+HISTORIC_SQL_PARAMS = ["UINTEGER[]", "UBIGINT[]", "UINTEGER[][][]", "UBIGINT", "VARCHAR"]
+HISTORIC_TYPE = pa.struct(
+    [("levels", pa.list_(pa.uint32())), ("cells", pa.list_(pa.uint64())), ("stats", pa.string())]
+)
+HISTORIC_SQL_TYPE = "STRUCT(levels UINTEGER[], cells UBIGINT[], stats VARCHAR)"
+
+
+def _historic_one(row: list[Any]) -> dict[str, Any]:
+    tuples, counts, hierarchies, k, options_text = row
+    options = json.loads(options_text.as_py())
+    levels: list[list[memoryview | bytes]] = [
+        [buffer(level.values, pa.uint32(), "hierarchies") for level in attribute.values]
+        for attribute in hierarchies.values
+    ]
+    limit = options.get("max_suppressed")
+    chosen, cells, _, report = _core.historic_release(
+        buffer(tuples.values, pa.uint32(), "tuples"),
+        int(options["m"]),
+        buffer(counts.values, pa.uint64(), "counts"),
+        levels,
+        str(options["method"]),
+        k.as_py(),
+        None if limit is None else int(limit),
+        bool(options["keep_suppressed"]),
+    )
+    return {"levels": chosen, "cells": from_bytes(cells, pa.uint64()), "stats": json.dumps(report)}
+
+
+def historic(
+    tuples: pa.ChunkedArray,
+    counts: pa.ChunkedArray,
+    hierarchies: pa.ChunkedArray,
+    k: pa.ChunkedArray,
+    options: pa.ChunkedArray,
+) -> pa.Array:
+    """SQL ``kanon_historic(...)``: Datafly or μ-Argus on one histogram per row.
+
+    ``options`` is JSON: ``m``, ``method`` (``'datafly'`` or ``'mu_argus'``),
+    ``max_suppressed`` (Datafly; absent or null for Sweeney's k rows) and
+    ``keep_suppressed``. Returns per row a struct: ``levels`` the level of every
+    quasi-identifier, ``cells`` per distinct tuple the bitmask of its ``'*'`` cells
+    (bit j for quasi-identifier j; all bits for a suppressed row), ``stats`` a JSON
+    object with the report (unprotected rows and classes, suppressed cells and rows,
+    topped-up rows, steps, classes, seconds).
+    """
+    cols = [c.combine_chunks() for c in (tuples, counts, hierarchies, k, options)]
+    results: list[dict[str, Any] | None] = []
+    for i in range(len(cols[0])):
+        row = [c[i] for c in cols]
+        results.append(_historic_one(row) if all(v.is_valid for v in row) else None)
+    mask = pa.array([r is None for r in results])
+    levels = pa.array([None if r is None else r["levels"] for r in results], pa.list_(pa.uint32()))
+    arrays = [pa.array([], pa.uint64()) if r is None else r["cells"] for r in results]
+    cells = pa.ListArray.from_arrays(_offsets(arrays), pa.concat_arrays(arrays), mask=mask)
+    stats = pa.array([None if r is None else r["stats"] for r in results], pa.string())
+    return pa.StructArray.from_arrays([levels, cells, stats], fields=list(HISTORIC_TYPE), mask=mask)

@@ -15,9 +15,18 @@
 //!   same way without grouping them (**predictive tagging**: the rows in classes of
 //!   fewer than k can only grow when a node is made finer);
 //! * before grouping a node from the histogram, the search **rolls up** the classes of a
-//!   cached finer node that differs in one attribute (merging classes by the parent map
-//!   of that attribute's level), which touches one entry per class instead of one per
-//!   distinct tuple.
+//!   cached finer node (merging classes by the parent maps of the levels that differ),
+//!   which touches one entry per class instead of one per distinct tuple;
+//! * every feasible node met while classifying gives an **incumbent** cost; unclassified
+//!   nodes whose lower bound exceeds it are not classified at all (the bound only grows
+//!   going up, so neither they nor their coarser nodes can win);
+//! * with suppression, a node's bound is raised by the **suppression penalty** of the
+//!   coarsest node checked above it (for the loss and height metrics: the rows below k
+//!   at a coarser node are below k at every finer one and cost at least as much there).
+//!
+//! Grouping uses an open-addressing table sized by the number of possible labels, and
+//! computes keys in parallel for large histograms; results do not depend on the number
+//! of threads.
 //!
 //! Suppression: the rows of classes with fewer than `k` rows are suppressed (all their
 //! quasi-identifiers become `*`) if they are at most `max_suppressed`. When suppressed
@@ -26,10 +35,14 @@
 //! suppressed rows (which is monotone) is used for tagging.
 
 use std::collections::HashMap;
+
+use rayon::prelude::*;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::rc::Rc;
 
 use crate::error::{KernelError, Result};
 use crate::hierarchy::Hierarchy;
+use crate::models::{merge_sorted, ModelCheck, PrivacyModels};
 
 const KERNEL: &str = "optimal";
 
@@ -90,12 +103,38 @@ pub struct LatticeOptions {
     pub node_loss: Vec<Vec<Vec<f64>>>,
 }
 
+/// The privacy models besides k-anonymity and the data they need: the sensitive values
+/// of the histogram's tuples and the population for δ-presence.
+#[derive(Debug, Clone, Default)]
+pub struct ModelInput<'a> {
+    /// The models; none by default (k-anonymity only).
+    pub models: PrivacyModels,
+    /// Sensitive entries: tuple index, sensitive code and rows, the rows of every tuple
+    /// split by its sensitive values (they must add up to the tuple's count).
+    pub sensitive_tuples: &'a [u32],
+    /// See `sensitive_tuples`.
+    pub sensitive_codes: &'a [u32],
+    /// See `sensitive_tuples`.
+    pub sensitive_counts: &'a [u64],
+    /// Number of sensitive codes (for a hierarchical ground distance, its leaves).
+    pub sensitive_values: usize,
+    /// Population rows for δ-presence, row-major: per attribute `j`, the label code of
+    /// the row at every level `0..=height_j` ([`NO_LABEL`] where the label does not occur
+    /// in the table's hierarchy codes).
+    pub population_paths: &'a [u32],
+    /// Rows per population path.
+    pub population_counts: &'a [u64],
+}
+
+/// A population label that matches no label of the table.
+pub const NO_LABEL: u32 = u32::MAX;
+
 /// Evaluation of one node.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodeEval {
-    /// Whether the node satisfies the privacy model within the suppression limit.
+    /// Whether the node satisfies the privacy models within the suppression limit.
     pub feasible: bool,
-    /// Rows in classes below `k` (suppressed if the node is chosen).
+    /// Rows in classes below `k` or failing a model (suppressed if the node is chosen).
     pub suppressed: u64,
     /// Classes of the node, suppressed ones included.
     pub classes: usize,
@@ -120,6 +159,47 @@ pub struct Optimum {
     pub rolled_up: usize,
     /// Nodes skipped because predictive tagging already knew they suppress too much.
     pub tagged: usize,
+}
+
+/// Inputs of at least this many tuples or classes compute their keys in parallel.
+const PARALLEL_TUPLES: usize = 1 << 16;
+
+/// An empty slot of [`sum_by_key`]'s table (keys use at most 127 bits).
+const EMPTY: u128 = u128::MAX;
+
+/// Sum the counts of equal keys, in the order keys first occur (deterministic), with an
+/// open-addressing table sized for `expected` distinct keys, which must bound them (the
+/// callers pass the number of items or of possible labels, whichever is smaller), so the
+/// table is never more than half full.
+fn sum_by_key(items: impl Iterator<Item = Class>, expected: usize) -> Vec<Class> {
+    // At most 70 % full.
+    let capacity = (expected.max(4) * 10 / 7 + 1).next_power_of_two();
+    let shift = 64 - capacity.trailing_zeros();
+    let mask = capacity - 1;
+    let mut keys: Vec<u128> = vec![EMPTY; capacity];
+    let mut counts: Vec<u64> = vec![0; capacity];
+    let mut order: Vec<u32> = Vec::with_capacity(expected.min(1 << 20));
+    for (key, count) in items {
+        let folded = (key as u64) ^ ((key >> 64) as u64).rotate_left(29);
+        let mut i = (folded.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize;
+        loop {
+            if keys[i] == key {
+                counts[i] += count;
+                break;
+            }
+            if keys[i] == EMPTY {
+                keys[i] = key;
+                counts[i] = count;
+                order.push(i as u32);
+                break;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+    order
+        .into_iter()
+        .map(|i| (keys[i as usize], counts[i as usize]))
+        .collect()
 }
 
 /// A fixed, seedless hasher for packed class keys (deterministic iteration order).
@@ -149,6 +229,14 @@ type KeyMap<V> = HashMap<u128, V, BuildHasherDefault<KeyHasher>>;
 /// One class of a node: its generalized codes (packed) and its row count.
 type Class = (u128, u64);
 
+/// Which classes of a node fail (below k or a model), their rows, and whether the class
+/// they form when kept (`*`) satisfies k and the models.
+struct Verdict {
+    fails: Vec<bool>,
+    suppressed: u64,
+    star_ok: bool,
+}
+
 /// The search state over one histogram.
 struct Search<'a> {
     m: usize,
@@ -169,6 +257,22 @@ struct Search<'a> {
     /// Nodes: levels = min_level + digits in mixed radix `span`.
     span: Vec<u32>,
     nodes: usize,
+    /// The models besides k, checked class by class (None: k-anonymity only).
+    check: Option<ModelCheck>,
+    /// Sensitive entries of tuple `t`: `entries[entry_start[t]..entry_start[t + 1]]`.
+    entry_start: Vec<usize>,
+    entries: Vec<(u32, u64)>,
+    /// Population: offset of attribute `j` in a path, path length, rows.
+    path_offset: Vec<usize>,
+    path_len: usize,
+    population: &'a [u32],
+    population_counts: &'a [u64],
+    population_rows: u64,
+    /// The models besides k (for messages).
+    models: PrivacyModels,
+    /// Whether the rows of failing classes are monotone (phase 1 may tag by them);
+    /// otherwise phase 1 tags by the rows below k only, a bound of them.
+    tag_full: bool,
 }
 
 impl<'a> Search<'a> {
@@ -178,6 +282,7 @@ impl<'a> Search<'a> {
         counts: &'a [u64],
         hierarchies: &'a [Hierarchy],
         options: &'a LatticeOptions,
+        input: &ModelInput<'a>,
     ) -> Result<Self> {
         let invalid = |message: String| KernelError::InvalidArgument {
             kernel: KERNEL,
@@ -299,7 +404,7 @@ impl<'a> Search<'a> {
             .iter()
             .map(|h| u32::BITS - (h.leaves().max(1) as u32 - 1).leading_zeros())
             .collect();
-        if bits.iter().sum::<u32>() > 128 {
+        if bits.iter().sum::<u32>() > 127 {
             return Err(invalid(format!(
                 "the quasi-identifiers have too many distinct values to pack a tuple into 128 \
                  bits ({} bits)",
@@ -327,10 +432,249 @@ impl<'a> Search<'a> {
             per_label: Vec::new(),
             span,
             nodes: nodes as usize,
+            check: None,
+            entry_start: Vec::new(),
+            entries: Vec::new(),
+            path_offset: Vec::new(),
+            path_len: 0,
+            population: input.population_paths,
+            population_counts: input.population_counts,
+            population_rows: 0,
+            models: input.models.clone(),
+            tag_full: (options.max_suppressed == 0 && input.models.monotone_without_suppression())
+                || input.models.failing_rows_monotone(),
         };
+        search.load_models(input)?;
         search.per_label = (0..m).map(|j| search.label_costs(j)).collect();
         search.additive = (0..m).map(|j| search.level_sums(j)).collect();
         Ok(search)
+    }
+
+    /// Validate and index the models' data: sensitive entries by tuple, the table-wide
+    /// sensitive distribution, population paths (and that the table is part of it).
+    fn load_models(&mut self, input: &ModelInput<'a>) -> Result<()> {
+        let models = &input.models;
+        if models.is_empty() {
+            return Ok(());
+        }
+        let invalid = |message: String| KernelError::InvalidArgument {
+            kernel: KERNEL,
+            message,
+        };
+        let n = self.counts.len();
+        let mut global = Vec::new();
+        if models.need_sensitive() {
+            let e = input.sensitive_tuples.len();
+            for (name, len) in [
+                ("sensitive_codes", input.sensitive_codes.len()),
+                ("sensitive_counts", input.sensitive_counts.len()),
+            ] {
+                if len != e {
+                    return Err(KernelError::LengthMismatch {
+                        kernel: KERNEL,
+                        argument: name,
+                        got: len,
+                        expected: e,
+                    });
+                }
+            }
+            global = vec![0u64; input.sensitive_values];
+            let mut per_tuple = vec![0u64; n];
+            let mut start = vec![0usize; n + 1];
+            for ((&t, &code), &c) in input
+                .sensitive_tuples
+                .iter()
+                .zip(input.sensitive_codes)
+                .zip(input.sensitive_counts)
+            {
+                if t as usize >= n || code as usize >= global.len() {
+                    return Err(invalid(format!(
+                        "sensitive entry (tuple {t}, code {code}) is outside the {n} tuples or \
+                         the {} sensitive values",
+                        global.len()
+                    )));
+                }
+                per_tuple[t as usize] += c;
+                global[code as usize] += c;
+                start[t as usize + 1] += 1;
+            }
+            if let Some(t) = (0..n).find(|&t| per_tuple[t] != self.counts[t]) {
+                return Err(invalid(format!(
+                    "the sensitive entries of tuple {t} hold {} rows, its count is {}",
+                    per_tuple[t], self.counts[t]
+                )));
+            }
+            for t in 0..n {
+                start[t + 1] += start[t];
+            }
+            let mut entries = vec![(0u32, 0u64); e];
+            let mut next = start.clone();
+            for ((&t, &code), &c) in input
+                .sensitive_tuples
+                .iter()
+                .zip(input.sensitive_codes)
+                .zip(input.sensitive_counts)
+            {
+                entries[next[t as usize]] = (code, c);
+                next[t as usize] += 1;
+            }
+            self.entry_start = start;
+            self.entries = entries;
+        }
+        if models.delta_presence.is_some() {
+            self.load_population(input)?;
+        }
+        self.check = Some(ModelCheck::new(KERNEL, models, &global)?);
+        Ok(())
+    }
+
+    /// Check the population paths and that every table row has a population match.
+    fn load_population(&mut self, input: &ModelInput<'a>) -> Result<()> {
+        let invalid = |message: String| KernelError::InvalidArgument {
+            kernel: KERNEL,
+            message,
+        };
+        let mut offset = 0;
+        for h in self.hierarchies {
+            self.path_offset.push(offset);
+            offset += h.height() + 1;
+        }
+        self.path_len = offset;
+        let rows = input.population_counts.len();
+        if input.population_paths.len() != rows * offset {
+            return Err(KernelError::LengthMismatch {
+                kernel: KERNEL,
+                argument: "population_paths",
+                got: input.population_paths.len(),
+                expected: rows * offset,
+            });
+        }
+        let mut leaf_rows: KeyMap<u64> = KeyMap::default();
+        for (r, (path, &c)) in input
+            .population_paths
+            .chunks_exact(offset)
+            .zip(input.population_counts)
+            .enumerate()
+        {
+            for (j, h) in self.hierarchies.iter().enumerate() {
+                for l in 0..=h.height() {
+                    let code = path[self.path_offset[j] + l];
+                    if code != NO_LABEL && code >= h.width(l) {
+                        return Err(invalid(format!(
+                            "population row {r} has code {code} at level {l} of attribute {j}, \
+                             which has {} labels there",
+                            h.width(l)
+                        )));
+                    }
+                }
+            }
+            self.population_rows += c;
+            if let Some(key) = self.path_key(path, &vec![0; self.m]) {
+                *leaf_rows.entry(key).or_insert(0) += c;
+            }
+        }
+        let mut table_rows: KeyMap<u64> = KeyMap::default();
+        for (row, &c) in self.tuples.chunks_exact(self.m).zip(self.counts) {
+            *table_rows
+                .entry(self.key(row, &vec![0; self.m]))
+                .or_insert(0) += c;
+        }
+        let missing: u64 = table_rows
+            .iter()
+            .map(|(key, &c)| c.saturating_sub(leaf_rows.get(key).copied().unwrap_or(0)))
+            .sum();
+        if missing > 0 {
+            return Err(invalid(format!(
+                "{missing} rows of the table have no matching row in the population \
+                 (δ-presence needs the table to be a subset of the population)"
+            )));
+        }
+        Ok(())
+    }
+
+    /// The packed key of a population path at `levels` (None if a label is absent from
+    /// the table).
+    fn path_key(&self, path: &[u32], levels: &[u32]) -> Option<u128> {
+        let mut key = 0u128;
+        for (j, &l) in levels.iter().enumerate() {
+            let code = path[self.path_offset[j] + l as usize];
+            if code == NO_LABEL {
+                return None;
+            }
+            key |= u128::from(code) << self.shift[j];
+        }
+        Some(key)
+    }
+
+    /// Which classes fail k or a model, their rows and whether they satisfy k and the
+    /// models together as the class of `*`.
+    fn verdict(&self, levels: &[u32], classes: &[Class]) -> Verdict {
+        let k = self.options.k;
+        let Some(check) = &self.check else {
+            let fails: Vec<bool> = classes.iter().map(|&(_, size)| size < k).collect();
+            let suppressed = self.small_rows(classes);
+            return Verdict {
+                fails,
+                suppressed,
+                star_ok: suppressed >= k,
+            };
+        };
+        let index: KeyMap<usize> = classes
+            .iter()
+            .enumerate()
+            .map(|(c, &(key, _))| (key, c))
+            .collect();
+        let class_of = |key: u128| index.get(&key).copied();
+        let mut histograms: Vec<Vec<(u32, u64)>> = vec![Vec::new(); classes.len()];
+        if !self.entries.is_empty() {
+            for (t, row) in self.tuples.chunks_exact(self.m).enumerate() {
+                if let Some(c) = class_of(self.key(row, levels)) {
+                    let entries = &self.entries[self.entry_start[t]..self.entry_start[t + 1]];
+                    histograms[c].extend_from_slice(entries);
+                }
+            }
+            for h in &mut histograms {
+                merge_sorted(h);
+            }
+        }
+        let mut population = vec![0u64; classes.len()];
+        if self.path_len > 0 {
+            for (path, &n) in self
+                .population
+                .chunks_exact(self.path_len)
+                .zip(self.population_counts)
+            {
+                if let Some(c) = self.path_key(path, levels).and_then(class_of) {
+                    population[c] += n;
+                }
+            }
+        }
+        let fails: Vec<bool> = classes
+            .iter()
+            .enumerate()
+            .map(|(c, &(_, size))| size < k || !check.class_ok(&histograms[c], size, population[c]))
+            .collect();
+        let suppressed: u64 = classes
+            .iter()
+            .zip(&fails)
+            .filter(|(_, &f)| f)
+            .map(|(&(_, size), _)| size)
+            .sum();
+        let star_ok = suppressed >= k && {
+            let mut star: Vec<(u32, u64)> = histograms
+                .iter()
+                .zip(&fails)
+                .filter(|(_, &f)| f)
+                .flat_map(|(h, _)| h.iter().copied())
+                .collect();
+            merge_sorted(&mut star);
+            check.class_ok(&star, suppressed, self.population_rows)
+        };
+        Verdict {
+            fails,
+            suppressed,
+            star_ok,
+        }
     }
 
     /// Per level and label of attribute `j`, the metric's per-row generalization cost
@@ -501,44 +845,126 @@ impl<'a> Search<'a> {
             })
     }
 
+    /// Per attribute, the packed contribution of every leaf at `levels` (its label code
+    /// shifted into place), so that a key is the OR of one lookup per attribute.
+    fn key_tables(&self, levels: &[u32]) -> Vec<Vec<u128>> {
+        (0..self.m)
+            .map(|j| {
+                self.hierarchies[j]
+                    .level(levels[j] as usize)
+                    .iter()
+                    .map(|&code| u128::from(code) << self.shift[j])
+                    .collect()
+            })
+            .collect()
+    }
+
     fn code(&self, key: u128, j: usize) -> u32 {
         ((key >> self.shift[j]) & ((1u128 << self.bits[j]) - 1)) as u32
     }
 
     /// The classes of a node, grouped from the histogram.
     fn group(&self, levels: &[u32]) -> Vec<Class> {
-        let mut map: KeyMap<u64> = KeyMap::default();
-        for (row, &c) in self.tuples.chunks_exact(self.m).zip(self.counts) {
-            *map.entry(self.key(row, levels)).or_insert(0) += c;
+        let expected = self.expected_classes(levels, self.counts.len());
+        let tables = self.key_tables(levels);
+        let key = |row: &[u32]| -> u128 {
+            row.iter()
+                .zip(&tables)
+                .fold(0u128, |key, (&code, table)| key | table[code as usize])
+        };
+        if self.counts.len() < PARALLEL_TUPLES {
+            let items = self
+                .tuples
+                .chunks_exact(self.m)
+                .zip(self.counts)
+                .map(|(row, &c)| (key(row), c));
+            return sum_by_key(items, expected);
         }
-        let mut classes: Vec<Class> = map.into_iter().collect();
-        classes.sort_unstable();
-        classes
+        // Keys computed in parallel, in tuple order, then summed.
+        let keys: Vec<u128> = self.tuples.par_chunks_exact(self.m).map(key).collect();
+        sum_by_key(keys.into_iter().zip(self.counts.iter().copied()), expected)
+    }
+
+    /// How many classes a node may have at most, given `source` classes below it.
+    fn expected_classes(&self, levels: &[u32], source: usize) -> usize {
+        let labels = (0..self.m).try_fold(1usize, |acc, j| {
+            acc.checked_mul(self.hierarchies[j].width(levels[j] as usize) as usize)
+        });
+        labels.map_or(source, |l| l.min(source))
     }
 
     /// The classes of the node at `levels`, rolled up from the classes of the finer node
     /// at `below` (every level at most the target's).
     fn roll_up_to(&self, below: &[Class], levels_below: &[u32], levels: &[u32]) -> Vec<Class> {
-        let changed: Vec<usize> = (0..self.m)
+        let changed: Vec<(usize, u128)> = (0..self.m)
             .filter(|&j| levels_below[j] != levels[j])
+            .map(|j| (j, ((1u128 << self.bits[j]) - 1) << self.shift[j]))
             .collect();
-        let mut map: KeyMap<u64> = KeyMap::default();
-        map.reserve(below.len() / 2);
-        for &(key, size) in below {
+        let up = |&(key, size): &Class| -> Class {
             let mut up = key;
-            for &j in &changed {
+            for &(j, mask) in &changed {
                 let mut code = self.code(key, j);
                 for l in levels_below[j]..levels[j] {
                     code = self.parent[j][l as usize][code as usize];
                 }
-                let mask = ((1u128 << self.bits[j]) - 1) << self.shift[j];
                 up = (up & !mask) | u128::from(code) << self.shift[j];
             }
-            *map.entry(up).or_insert(0) += size;
+            (up, size)
+        };
+        let expected = self.expected_classes(levels, below.len());
+        if below.len() < PARALLEL_TUPLES {
+            return sum_by_key(below.iter().map(up), expected);
         }
-        let mut classes: Vec<Class> = map.into_iter().collect();
-        classes.sort_unstable();
+        let moved: Vec<Class> = below.par_iter().map(up).collect();
+        sum_by_key(moved.into_iter(), expected)
+    }
+
+    /// For the loss and height metrics, what suppressing the rows of classes below k
+    /// adds to the cost beyond the additive part (Σ over those rows of the weights
+    /// minus the row's generalization cost), unnormalized; 0 for the other metrics.
+    ///
+    /// It only shrinks as a node gets coarser (a class below k at a coarser node is a
+    /// union of classes below k at a finer one, whose rows cost no more there), so the
+    /// value at a node bounds it at every finer node; with models, the rows failing
+    /// them come on top, so it stays a lower bound.
+    fn penalty(&self, levels: &[u32], classes: &[Class]) -> f64 {
+        if !matches!(self.options.metric, Metric::Loss | Metric::Height) {
+            return 0.0;
+        }
+        let k = self.options.k;
+        self.kept_penalty(levels, classes.iter().filter(|&&(_, size)| size < k))
+    }
+
+    /// Σ over `classes` of rows · (total weight − the row's generalization cost).
+    fn kept_penalty<'c>(&self, levels: &[u32], classes: impl Iterator<Item = &'c Class>) -> f64 {
+        let total: f64 = self.options.weights.iter().sum();
         classes
+            .map(|&(key, size)| {
+                let row: f64 = (0..self.m)
+                    .map(|j| self.per_label[j][levels[j] as usize][self.code(key, j) as usize])
+                    .sum();
+                size as f64 * (total - row)
+            })
+            .sum()
+    }
+
+    /// The cost of a node of the loss or height metric from its additive part and its
+    /// suppression penalty.
+    fn additive_cost(&self, levels: &[u32], penalty: f64) -> f64 {
+        let sum: f64 = (0..self.m)
+            .map(|j| self.additive[j][levels[j] as usize])
+            .sum::<f64>()
+            + penalty;
+        if self.options.metric == Metric::Loss {
+            let total: f64 = self.options.weights.iter().sum();
+            if self.rows == 0 {
+                0.0
+            } else {
+                sum / (self.rows as f64 * total)
+            }
+        } else {
+            sum
+        }
     }
 
     /// Rows in classes below k.
@@ -552,35 +978,33 @@ impl<'a> Search<'a> {
 
     /// Evaluate a node from its classes.
     fn evaluate(&self, levels: &[u32], classes: &[Class]) -> NodeEval {
-        let k = self.options.k;
-        let suppressed = self.small_rows(classes);
+        self.evaluate_verdict(levels, classes, &self.verdict(levels, classes))
+    }
+
+    /// Evaluate a node from its classes and their verdict.
+    fn evaluate_verdict(&self, levels: &[u32], classes: &[Class], verdict: &Verdict) -> NodeEval {
+        let suppressed = verdict.suppressed;
         let feasible = suppressed <= self.options.max_suppressed
-            && (suppressed == 0 || !self.options.keep_suppressed || suppressed >= k);
+            && (suppressed == 0 || !self.options.keep_suppressed || verdict.star_ok);
         let n = self.rows as f64;
         let s = suppressed as f64;
-        let small = || classes.iter().filter(|&&(_, size)| size < k);
-        let kept = || classes.iter().filter(|&&(_, size)| size >= k);
+        let small = || {
+            classes
+                .iter()
+                .zip(&verdict.fails)
+                .filter(|(_, &f)| f)
+                .map(|(c, _)| c)
+        };
+        let kept = || {
+            classes
+                .iter()
+                .zip(&verdict.fails)
+                .filter(|(_, &f)| !f)
+                .map(|(c, _)| c)
+        };
         let cost = match self.options.metric {
             Metric::Loss | Metric::Height => {
-                let mut sum: f64 = (0..self.m)
-                    .map(|j| self.additive[j][levels[j] as usize])
-                    .sum();
-                let total: f64 = self.options.weights.iter().sum();
-                for &(key, size) in small() {
-                    let row: f64 = (0..self.m)
-                        .map(|j| self.per_label[j][levels[j] as usize][self.code(key, j) as usize])
-                        .sum();
-                    sum += size as f64 * (total - row);
-                }
-                if self.options.metric == Metric::Loss {
-                    if self.rows == 0 {
-                        0.0
-                    } else {
-                        sum / (n * total)
-                    }
-                } else {
-                    sum
-                }
+                self.additive_cost(levels, self.kept_penalty(levels, small()))
             }
             Metric::Nue | Metric::NueNonMonotonic => {
                 let mut sum: f64 = (0..self.m)
@@ -677,8 +1101,9 @@ pub fn evaluate_node(
     hierarchies: &[Hierarchy],
     levels: &[u32],
     options: &LatticeOptions,
+    input: &ModelInput<'_>,
 ) -> Result<NodeEval> {
-    let search = Search::new(tuples, m, counts, hierarchies, options)?;
+    let search = Search::new(tuples, m, counts, hierarchies, options, input)?;
     check_levels(&search, levels)?;
     Ok(search.evaluate(levels, &search.group(levels)))
 }
@@ -755,14 +1180,56 @@ pub fn optimal(
     hierarchies: &[Hierarchy],
     options: &LatticeOptions,
 ) -> Result<Optimum> {
-    let search = Search::new(tuples, m, counts, hierarchies, options)?;
+    optimal_with(
+        tuples,
+        m,
+        counts,
+        hierarchies,
+        options,
+        &ModelInput::default(),
+    )
+}
+
+/// [`optimal`] under privacy models besides k-anonymity.
+///
+/// A class fails when it has fewer than `k` rows or violates a model of `input`; the
+/// rows of failing classes are suppressed (at most `max_suppressed`), and when kept they
+/// form one class (`*`) that must satisfy k and the models itself. When the rows of
+/// failing classes are not monotone (entropy or recursive l-diversity, t-closeness or
+/// δ-presence with suppression allowed, and δ-presence with a lower bound always),
+/// predictive tagging uses the rows below k, a monotone lower bound of them, and every
+/// candidate is then checked in full.
+///
+/// # Errors
+/// As [`optimal`], and [`KernelError::InvalidArgument`] / [`KernelError::LengthMismatch`]
+/// for model parameters out of range, sensitive entries that do not add up to the
+/// tuples' counts, or table rows missing from the population.
+pub fn optimal_with(
+    tuples: &[u32],
+    m: usize,
+    counts: &[u64],
+    hierarchies: &[Hierarchy],
+    options: &LatticeOptions,
+    input: &ModelInput<'_>,
+) -> Result<Optimum> {
+    let search = Search::new(tuples, m, counts, hierarchies, options, input)?;
     let nodes = search.nodes;
     let mut state = State::new(&search);
     // Phase 1: which nodes keep their classes below k within the suppression limit.
     state.classify();
     // Phase 2: branch and bound over those nodes in order of their lower bounds.
+    // The cost bound of every node, raised by the suppression penalty of the coarsest
+    // node checked above it in phase 1 (the penalty only shrinks going up).
+    let penalties = state.penalties_above();
     let bounds: Vec<f64> = (0..nodes)
-        .map(|v| search.lower_bound(&search.levels_of(v)))
+        .map(|v| {
+            let levels = search.levels_of(v);
+            if penalties[v] > 0.0 {
+                search.additive_cost(&levels, penalties[v])
+            } else {
+                state.bounds[v]
+            }
+        })
         .collect();
     let mut order: Vec<usize> = (0..nodes)
         .filter(|&v| state.status[v] == Status::Within)
@@ -771,6 +1238,7 @@ pub fn optimal(
     // With no suppression allowed, a node within the limit suppresses nothing, and the
     // additive metrics equal their bound.
     let exact_bound = options.max_suppressed == 0
+        && search.tag_full
         && matches!(
             options.metric,
             Metric::Loss | Metric::Height | Metric::Nue | Metric::NueNonMonotonic
@@ -807,11 +1275,13 @@ pub fn optimal(
         return Err(state.infeasible());
     };
     let classes = state.classes(&levels);
-    let eval = search.evaluate(&levels, &classes);
+    let verdict = search.verdict(&levels, &classes);
+    let eval = search.evaluate_verdict(&levels, &classes, &verdict);
     let small: KeyMap<()> = classes
         .iter()
-        .filter(|&&(_, size)| size < options.k)
-        .map(|&(key, _)| (key, ()))
+        .zip(&verdict.fails)
+        .filter(|(_, &f)| f)
+        .map(|(&(key, _), _)| (key, ()))
         .collect();
     let suppressed = tuples
         .chunks_exact(m)
@@ -844,16 +1314,22 @@ struct State<'s, 'a> {
     search: &'s Search<'a>,
     status: Vec<Status>,
     /// Grouped nodes kept for roll-up: levels and classes, most recent last.
-    cache: Vec<(Vec<u32>, Vec<Class>)>,
+    cache: Vec<(Vec<u32>, Rc<Vec<Class>>)>,
     cached: usize,
     fewest_suppressed: u64,
     checked: usize,
     rolled_up: usize,
     tagged: usize,
+    /// Suppression penalty (see `Search::penalty`) of every node checked in phase 1.
+    penalty: Vec<f64>,
+    /// Lower bound of the cost of every node (`Search::lower_bound`).
+    bounds: Vec<f64>,
+    /// The lowest cost of a feasible node checked so far.
+    incumbent: f64,
 }
 
 /// Classes kept in the roll-up cache at most (all nodes together).
-const CACHE_CLASSES: usize = 1 << 21;
+const CACHE_CLASSES: usize = 1 << 24;
 
 impl<'s, 'a> State<'s, 'a> {
     fn new(search: &'s Search<'a>) -> Self {
@@ -866,12 +1342,40 @@ impl<'s, 'a> State<'s, 'a> {
             checked: 0,
             rolled_up: 0,
             tagged: 0,
+            penalty: vec![0.0; search.nodes],
+            bounds: (0..search.nodes)
+                .map(|v| search.lower_bound(&search.levels_of(v)))
+                .collect(),
+            incumbent: f64::INFINITY,
         }
+    }
+
+    /// Per node, the largest penalty recorded at it or at any coarser node: a lower
+    /// bound of its own penalty.
+    fn penalties_above(&self) -> Vec<f64> {
+        let search = self.search;
+        let mut stride = vec![1usize; search.m];
+        for j in (0..search.m.saturating_sub(1)).rev() {
+            stride[j] = stride[j + 1] * search.span[j + 1] as usize;
+        }
+        let mut out = self.penalty.clone();
+        // A coarser neighbour has a larger index: sweep downwards.
+        for v in (0..search.nodes).rev() {
+            let mut rest = v;
+            for j in (0..search.m).rev() {
+                let digit = rest % search.span[j] as usize;
+                rest /= search.span[j] as usize;
+                if digit + 1 < search.span[j] as usize {
+                    out[v] = out[v].max(out[v + stride[j]]);
+                }
+            }
+        }
+        out
     }
 
     /// The classes of a node: rolled up from the cached finer node with the fewest
     /// classes, else grouped from the histogram; cached.
-    fn classes(&mut self, levels: &[u32]) -> Vec<Class> {
+    fn classes(&mut self, levels: &[u32]) -> Rc<Vec<Class>> {
         let search = self.search;
         self.checked += 1;
         let source = self
@@ -881,17 +1385,17 @@ impl<'s, 'a> State<'s, 'a> {
             .filter(|(_, (below, _))| below.iter().zip(levels).all(|(b, l)| b <= l))
             .min_by_key(|(i, (_, classes))| (classes.len(), usize::MAX - i))
             .map(|(i, _)| i);
-        let classes = match source {
-            Some(i) if self.cache[i].0 == levels => self.cache[i].1.clone(),
+        let classes = Rc::new(match source {
+            Some(i) if self.cache[i].0 == levels => return Rc::clone(&self.cache[i].1),
             Some(i) => {
                 self.rolled_up += 1;
                 let (below, classes) = &self.cache[i];
                 search.roll_up_to(classes, below, levels)
             }
             None => search.group(levels),
-        };
+        });
         self.cached += classes.len();
-        self.cache.push((levels.to_vec(), classes.clone()));
+        self.cache.push((levels.to_vec(), Rc::clone(&classes)));
         while self.cached > CACHE_CLASSES && self.cache.len() > 1 {
             let (_, old) = self.cache.remove(0);
             self.cached -= old.len();
@@ -904,15 +1408,34 @@ impl<'s, 'a> State<'s, 'a> {
     fn check(&mut self, v: usize) -> Status {
         let levels = self.search.levels_of(v);
         let classes = self.classes(&levels);
-        let suppressed = self.search.small_rows(&classes);
+        self.penalty[v] = self.search.penalty(&levels, &classes);
+        let suppressed = if self.search.tag_full {
+            self.search.verdict(&levels, &classes).suppressed
+        } else {
+            self.search.small_rows(&classes)
+        };
         self.fewest_suppressed = self.fewest_suppressed.min(suppressed);
         let status = if suppressed <= self.search.options.max_suppressed {
             Status::Within
         } else {
             Status::Over
         };
+        if status == Status::Within {
+            // A feasible node's cost bounds the optimum: nodes whose lower bound exceeds
+            // it need no classification.
+            let eval = self.search.evaluate(&levels, &classes);
+            if eval.feasible {
+                self.incumbent = self.incumbent.min(eval.cost);
+            }
+        }
         self.tag(v, status);
         status
+    }
+
+    /// Whether node `v` cannot beat the best feasible cost found so far.
+    fn beyond_incumbent(&self, v: usize) -> bool {
+        let tolerance = TIE * self.incumbent.abs().max(1.0);
+        self.bounds[v] > self.incumbent + tolerance
     }
 
     /// Give `v` and every node above (within) or below (over) it `status`.
@@ -948,14 +1471,16 @@ impl<'s, 'a> State<'s, 'a> {
     /// Phase 1 (Flash): from every unknown node, bottom-up, walk up through unknown
     /// coarser nodes (one level of one attribute at a time, the attribute with the most
     /// levels left first), then binary-search that path for its lowest node within the
-    /// limit; every check tags a whole cone of the lattice.
+    /// limit; every check tags a whole cone of the lattice. Nodes whose lower bound
+    /// exceeds the cost of a feasible node already checked are left unclassified (the
+    /// bound only grows going up, so they cannot be the optimum).
     fn classify(&mut self) {
         let search = self.search;
         let mut order: Vec<usize> = (0..search.nodes).collect();
         // The key allocates a level vector: compute it once per node.
         order.sort_by_cached_key(|&v| (search.levels_of(v).iter().sum::<u32>(), v));
         for v in order {
-            if self.status[v] != Status::Unknown {
+            if self.status[v] != Status::Unknown || self.beyond_incumbent(v) {
                 continue;
             }
             let mut path = vec![v];
@@ -993,7 +1518,24 @@ impl<'s, 'a> State<'s, 'a> {
     /// The error when no node is feasible.
     fn infeasible(&self) -> KernelError {
         let options = self.search.options;
-        let message = if self.fewest_suppressed <= options.max_suppressed {
+        let message = if let Some(models) = self
+            .search
+            .check
+            .as_ref()
+            .map(|_| self.search.models.describe(options.k))
+        {
+            format!(
+                "no generalization satisfies {models} with at most {} suppressed rows{}; \
+                 raise max_suppression, relax the models or allow higher levels",
+                options.max_suppressed,
+                if options.keep_suppressed {
+                    " (suppressed rows kept in the release form one class of '*' that must \
+                     satisfy them too, or be dropped)"
+                } else {
+                    ""
+                }
+            )
+        } else if self.fewest_suppressed <= options.max_suppressed {
             format!(
                 "no generalization satisfies k = {k}: the nodes within the suppression limit \
                  of {limit} rows would suppress between 1 and {below} rows, and suppressed \

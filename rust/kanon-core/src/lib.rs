@@ -4,29 +4,36 @@
 //! - [`hierarchy`]: generalization hierarchies as dense `level × code → ancestor` matrices.
 //! - [`groupify`]: equivalence classes of rows generalized to given levels.
 //! - [`stats`]: per-class privacy statistics (k, l-diversity, t-closeness, risks).
+//! - [`emd`]: the earth mover's distance of t-closeness (equal, ordered, hierarchical).
 //! - [`cost`], [`forest`], [`decompose`]: the building blocks of the Aggarwal et al. forest
 //!   algorithm (pair costs, exact nearest neighbours and FOREST, DECOMPOSE cuts A–D).
 //! - [`improve`]: the repair pass (every group ≥ k), improvement passes, group levels.
 //! - [`anonymize`]: the forest anonymizer end to end.
 //! - [`extend`]: continuous mode, placing rows added after a release.
 //! - [`lattice`]: optimal full-domain generalization (lattice search with suppression).
+//! - [`models`]: l-diversity, t-closeness and δ-presence checked class by class.
+//! - [`historic`]: Sweeney's Datafly and μ-Argus (historic baselines).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod anonymize;
 pub mod cost;
 pub mod decompose;
+pub mod emd;
 pub mod encode;
 pub mod error;
 pub mod extend;
 pub mod forest;
 pub mod groupify;
 pub mod hierarchy;
+pub mod historic;
 pub mod improve;
 pub mod lattice;
+pub mod models;
 mod regroup;
 pub mod stats;
 
+pub use emd::{Emd, GroundDistance};
 pub use encode::{encode, Dictionary};
 pub use error::{KernelError, Result};
 pub use groupify::{groupify, Classes};

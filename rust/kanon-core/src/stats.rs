@@ -1,22 +1,18 @@
 //! Per-class privacy statistics of a partition: k, distinct / entropy / recursive-(c,l)
 //! l-diversity, t-closeness (earth mover's distance) and re-identification risks.
 
+use crate::emd::{Emd, GroundDistance};
 use crate::error::{KernelError, Result};
 
-/// Ground distance between sensitive values for t-closeness.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Distance {
-    /// Every two distinct values are at distance 1 (categorical attributes).
-    Equal,
-    /// Values at codes i and j are at distance |i − j| / (m − 1) (ordered attributes).
-    Ordered,
-}
+/// The ground distance of [`StatsOptions`]: [`GroundDistance`] under its former name.
+pub type Distance = GroundDistance;
 
 /// Tunables of [`class_stats`].
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct StatsOptions {
-    /// Ground distance of the t-closeness EMD.
-    pub distance: Distance,
+    /// Ground distance of the t-closeness EMD; a hierarchy's leaves must be the
+    /// sensitive codes.
+    pub distance: GroundDistance,
     /// The l of recursive (c,l)-diversity; `None` uses the distinct l of the data.
     pub recursive_l: Option<u64>,
     /// The c of recursive (c,l)-diversity to test; `None` only reports the smallest c.
@@ -28,7 +24,7 @@ pub struct StatsOptions {
 impl Default for StatsOptions {
     fn default() -> Self {
         Self {
-            distance: Distance::Equal,
+            distance: GroundDistance::Equal,
             recursive_l: None,
             recursive_c: None,
             risk_threshold: 0.2,
@@ -72,6 +68,10 @@ pub struct ClassStats {
     pub journalist_avg: Option<f64>,
     /// Share of records whose journalist risk exceeds the threshold.
     pub journalist_at_risk: Option<f64>,
+    /// δ-presence (Nergiz et al. 2007): the smallest rows / population rows of a class.
+    pub delta_min: Option<f64>,
+    /// δ-presence: the largest rows / population rows of a class.
+    pub delta_max: Option<f64>,
 }
 
 /// Compute the privacy statistics of a partition given as a histogram.
@@ -81,18 +81,22 @@ pub struct ClassStats {
 /// `class_offsets` is `None`). With `sensitive`, each entry also carries the code
 /// (`0..m`, in value order) of the sensitive value its rows share, enabling l-diversity
 /// and t-closeness; `population` gives, per class, the size of the matching class in a
-/// population table, enabling journalist risk.
+/// population table, enabling journalist risk and δ-presence. With a hierarchical ground
+/// distance the codes are the hierarchy's leaf codes.
 ///
 /// Definitions follow Machanavajjhala et al. (l-diversity, 2007), Li et al.
-/// (t-closeness, 2007; EMD with equal or ordered distance) and ARX's risk model.
+/// (t-closeness, 2007; EMD with equal, ordered or hierarchical distance, see
+/// [`crate::emd`]) and ARX's risk model.
 ///
 /// # Errors
 /// [`KernelError::LengthMismatch`] / [`KernelError::InvalidArgument`] for inconsistent
 /// lengths, offsets that do not increase, an empty class, a non-positive `recursive_c`,
-/// or a population class smaller than its sample class.
+/// a population class smaller than its sample class, or a sensitive code that is not a
+/// leaf of the hierarchy.
 ///
 /// # Complexity
-/// O(e log m) time and O(m) auxiliary space for e entries and m sensitive values.
+/// O(e log m) time and O(m) auxiliary space for e entries and m sensitive values
+/// (O(e · (log m + H)) and O(m · H) with a hierarchy of height H).
 ///
 /// # Examples
 /// ```
@@ -166,6 +170,15 @@ pub fn class_stats(
             .sum();
         out.journalist_avg = Some(expected / n);
         out.journalist_at_risk = Some(at_risk(&sizes, pop, options.risk_threshold) / n);
+        let (lo, hi) = sizes
+            .iter()
+            .zip(pop)
+            .map(|(&f, &big_f)| f as f64 / big_f as f64)
+            .fold((f64::INFINITY, 0.0_f64), |(lo, hi), d| {
+                (lo.min(d), hi.max(d))
+            });
+        out.delta_min = Some(lo);
+        out.delta_max = Some(hi);
     }
     if let Some(codes) = sensitive {
         sensitive_stats(&mut out, &ranges, counts, codes, options)?;
@@ -190,27 +203,23 @@ fn sensitive_stats(
     codes: &[u32],
     options: &StatsOptions,
 ) -> Result<()> {
-    let m = codes.iter().max().map_or(0, |&c| c as usize + 1);
-    let n = out.rows as f64;
+    let m = match &options.distance {
+        GroundDistance::Hierarchical(h) => h.leaves(),
+        _ => codes.iter().max().map_or(0, |&c| c as usize + 1),
+    };
+    if let Some(&code) = codes.iter().find(|&&c| c as usize >= m) {
+        return Err(invalid(format!(
+            "sensitive code {code} is not a leaf of the hierarchy ({m} leaves)"
+        )));
+    }
     let mut global = vec![0u64; m];
     for (&code, &count) in codes.iter().zip(counts) {
         global[code as usize] += count;
     }
-    let q: Vec<f64> = global.iter().map(|&g| g as f64 / n).collect();
-    // Cumulative distribution Q_i and its prefix sums SQ_i = Q_0 + ... + Q_{i-1}.
-    let mut cdf = Vec::with_capacity(m);
-    let mut acc = 0.0;
-    for &qi in &q {
-        acc += qi;
-        cdf.push(acc);
-    }
-    let mut cdf_prefix = Vec::with_capacity(m + 1);
-    cdf_prefix.push(0.0);
-    let mut acc = 0.0;
-    for &ci in &cdf {
-        acc += ci;
-        cdf_prefix.push(acc);
-    }
+    let emd = Emd::new(&options.distance, &global).map_err(|e| match e {
+        KernelError::InvalidArgument { message, .. } => invalid(message),
+        other => other,
+    })?;
 
     let mut l_distinct = u64::MAX;
     let mut min_entropy = f64::INFINITY;
@@ -247,11 +256,7 @@ fn sensitive_stats(
             })
             .sum();
         min_entropy = min_entropy.min(entropy);
-        let emd = match options.distance {
-            Distance::Equal => equal_emd(&class, size_f, &q),
-            Distance::Ordered => ordered_emd(&class, size_f, &cdf, &cdf_prefix),
-        };
-        t = t.max(emd);
+        t = t.max(emd.distance(&class));
         sorted_counts.clear();
         sorted_counts.extend(class.iter().map(|&(_, c)| c));
         sorted_counts.sort_unstable_by(|a, b| b.cmp(a));
@@ -282,46 +287,6 @@ fn sensitive_stats(
         out.recursive_ok = options.recursive_c.map(|_| ok);
     }
     Ok(())
-}
-
-/// EMD with equal ground distance: half the L1 distance between the distributions.
-fn equal_emd(class: &[(u32, u64)], size: f64, q: &[f64]) -> f64 {
-    let (inside, covered) = class.iter().fold((0.0, 0.0), |(d, cov), &(code, c)| {
-        let qi = q[code as usize];
-        (d + (c as f64 / size - qi).abs(), cov + qi)
-    });
-    0.5 * (inside + (1.0 - covered).max(0.0))
-}
-
-/// EMD with ordered ground distance: Σ_i |P_i − Q_i| / (m − 1) over cumulative
-/// distributions, evaluated per run of constant P_i with a binary search on Q.
-fn ordered_emd(class: &[(u32, u64)], size: f64, cdf: &[f64], cdf_prefix: &[f64]) -> f64 {
-    let m = cdf.len();
-    if m < 2 {
-        return 0.0;
-    }
-    // Σ_{i in [lo, hi)} |s − Q_i| with Q non-decreasing.
-    let run = |lo: usize, hi: usize, s: f64| -> f64 {
-        if lo >= hi {
-            return 0.0;
-        }
-        let split = lo + cdf[lo..hi].partition_point(|&qi| qi < s);
-        let below = s * (split - lo) as f64 - (cdf_prefix[split] - cdf_prefix[lo]);
-        let above = (cdf_prefix[hi] - cdf_prefix[split]) - s * (hi - split) as f64;
-        below + above
-    };
-    let end = m - 1;
-    let mut total = 0.0;
-    let mut p = 0.0;
-    let mut pos = 0usize;
-    for &(code, c) in class {
-        let code = code as usize;
-        total += run(pos.min(end), code.min(end), p);
-        p += c as f64 / size;
-        pos = code;
-    }
-    total += run(pos.min(end), end, p);
-    total / (m - 1) as f64
 }
 
 fn class_ranges(offsets: Option<&[u64]>, entries: usize) -> Result<Vec<(usize, usize)>> {
@@ -379,40 +344,6 @@ fn invalid(message: String) -> KernelError {
 mod tests {
     use super::*;
 
-    fn naive_ordered(p: &[f64], q: &[f64]) -> f64 {
-        let mut acc = 0.0;
-        let mut total = 0.0;
-        for i in 0..p.len() {
-            acc += p[i] - q[i];
-            total += f64::abs(acc);
-        }
-        total / (p.len() - 1) as f64
-    }
-
-    #[test]
-    fn ordered_emd_matches_the_definition() {
-        // Table: codes 0..5 with counts; class holds codes 1 and 3.
-        let global = [3.0, 1.0, 2.0, 2.0, 2.0];
-        let n: f64 = global.iter().sum();
-        let q: Vec<f64> = global.iter().map(|g| g / n).collect();
-        let mut cdf = vec![];
-        let mut a = 0.0;
-        for qi in &q {
-            a += qi;
-            cdf.push(a);
-        }
-        let mut pre = vec![0.0];
-        let mut a = 0.0;
-        for c in &cdf {
-            a += c;
-            pre.push(a);
-        }
-        let class = [(1u32, 1u64), (3, 2)];
-        let p = [0.0, 1.0 / 3.0, 0.0, 2.0 / 3.0, 0.0];
-        let got = ordered_emd(&class, 3.0, &cdf, &pre);
-        assert!((got - naive_ordered(&p, &q)).abs() < 1e-12, "{got}");
-    }
-
     #[test]
     fn risks_and_k_without_sensitive() {
         let s = class_stats(None, &[5, 2, 3], None, None, &StatsOptions::default()).unwrap();
@@ -438,6 +369,7 @@ mod tests {
         let avg = (2.0 / 4.0 + 3.0 / 30.0) / 5.0;
         assert!((s.journalist_avg.unwrap() - avg).abs() < 1e-12);
         assert_eq!(s.journalist_at_risk, Some(0.4));
+        assert_eq!((s.delta_min, s.delta_max), (Some(0.1), Some(0.5)));
         let err = class_stats(
             None,
             &[2, 3],
@@ -449,6 +381,22 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("population must contain"));
+    }
+
+    #[test]
+    fn hierarchical_t_uses_leaf_codes() {
+        // Leaves {0, 1} and {2, 3} under two labels; classes {0, 1} and {2, 3}, one row each.
+        let h =
+            crate::Hierarchy::try_from_levels(&[&[0, 1, 2, 3], &[0, 0, 1, 1], &[0; 4]]).unwrap();
+        let opts = StatsOptions {
+            distance: GroundDistance::Hierarchical(h),
+            ..StatsOptions::default()
+        };
+        let s = class_stats(Some(&[0, 2, 4]), &[1; 4], Some(&[0, 1, 2, 3]), None, &opts).unwrap();
+        // Half of each class's mass crosses the root (distance 1).
+        assert!((s.t.unwrap() - 0.5).abs() < 1e-12, "{:?}", s.t);
+        let err = class_stats(None, &[1], Some(&[4]), None, &opts).unwrap_err();
+        assert!(err.to_string().contains("not a leaf"), "{err}");
     }
 
     #[test]

@@ -3,57 +3,17 @@
 
 use std::collections::BTreeMap;
 
-use kanon_core::lattice::{evaluate_node, optimal, LatticeOptions, Metric};
+use kanon_core::emd::{Emd, GroundDistance};
+use kanon_core::lattice::{
+    evaluate_node, optimal, optimal_with, LatticeOptions, Metric, ModelInput, NO_LABEL,
+};
+use kanon_core::models::{LDiversity, PrivacyModels};
 use kanon_core::Hierarchy;
 use proptest::prelude::*;
 
-/// splitmix64, for building random instances from one proptest seed.
-struct Rng(u64);
+mod common;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
-/// A random hierarchy: `leaves` leaves, `height` levels above them, each level a random
-/// coarsening of the one below, the top a single root.
-fn random_hierarchy(rng: &mut Rng, leaves: u32, height: usize) -> Hierarchy {
-    let mut levels: Vec<Vec<u32>> = vec![(0..leaves).collect()];
-    for l in 1..=height {
-        let below = &levels[l - 1];
-        let width = below.iter().max().map_or(0, |&x| x + 1);
-        let groups = if l == height {
-            1
-        } else {
-            1 + rng.below(u64::from(width)) as u32
-        };
-        // Map every label of the level below to a group; relabel densely in order.
-        let map: Vec<u32> = (0..width)
-            .map(|_| rng.below(u64::from(groups)) as u32)
-            .collect();
-        let mut dense: BTreeMap<u32, u32> = BTreeMap::new();
-        let column: Vec<u32> = below
-            .iter()
-            .map(|&c| {
-                let g = map[c as usize];
-                let next = dense.len() as u32;
-                *dense.entry(g).or_insert(next)
-            })
-            .collect();
-        levels.push(column);
-    }
-    let views: Vec<&[u32]> = levels.iter().map(Vec::as_slice).collect();
-    Hierarchy::try_from_levels(&views).unwrap()
-}
+use common::{random_hierarchy, Rng};
 
 #[derive(Debug, Clone)]
 struct Instance {
@@ -61,6 +21,122 @@ struct Instance {
     tuples: Vec<u32>,
     counts: Vec<u64>,
     options: LatticeOptions,
+    models: PrivacyModels,
+    sensitive: Sensitive,
+    population: Population,
+}
+
+/// Sensitive entries (tuple, code, rows) and the number of codes.
+type Sensitive = (Vec<u32>, Vec<u32>, Vec<u64>, usize);
+/// Population label paths and their rows.
+type Population = (Vec<u32>, Vec<u64>);
+
+impl Instance {
+    fn input(&self) -> ModelInput<'_> {
+        ModelInput {
+            models: self.models.clone(),
+            sensitive_tuples: &self.sensitive.0,
+            sensitive_codes: &self.sensitive.1,
+            sensitive_counts: &self.sensitive.2,
+            sensitive_values: self.sensitive.3,
+            population_paths: &self.population.0,
+            population_counts: &self.population.1,
+        }
+    }
+}
+
+/// Random privacy models (or none), the sensitive entries and a population holding
+/// every table row.
+fn random_models(
+    rng: &mut Rng,
+    hierarchies: &[Hierarchy],
+    tuples: &[u32],
+    counts: &[u64],
+) -> (PrivacyModels, Sensitive, Population) {
+    let m = hierarchies.len();
+    let mut models = PrivacyModels::default();
+    if rng.below(2) == 0 {
+        return (
+            models,
+            (Vec::new(), Vec::new(), Vec::new(), 0),
+            (Vec::new(), Vec::new()),
+        );
+    }
+    let values = 1 + rng.below(4) as u32;
+    match rng.below(4) {
+        0 => models.l_diversity = Some(LDiversity::Distinct(1 + rng.below(3))),
+        1 => {
+            models.l_diversity = Some(LDiversity::Entropy(
+                [1.0, 1.5, 2.0, 2.5][rng.below(4) as usize],
+            ))
+        }
+        2 => {
+            models.l_diversity = Some(LDiversity::Recursive {
+                c: [0.5, 1.0, 2.0, 3.0][rng.below(4) as usize],
+                l: 1 + rng.below(3),
+            });
+        }
+        _ => {}
+    }
+    if rng.below(2) == 0 {
+        let distance = match rng.below(3) {
+            0 => GroundDistance::Equal,
+            1 => GroundDistance::Ordered,
+            _ => {
+                let height = 1 + rng.below(2) as usize;
+                GroundDistance::Hierarchical(random_hierarchy(rng, values, height))
+            }
+        };
+        models.t_closeness = Some(([0.1, 0.3, 0.5][rng.below(3) as usize], distance));
+    }
+    if models.is_empty() || rng.below(3) == 0 {
+        let lo = [0.0, 0.1, 0.3][rng.below(3) as usize];
+        models.delta_presence = Some((lo, [0.5, 0.8, 1.0][rng.below(3) as usize]));
+    }
+    // Sensitive entries: every row of a tuple draws a code.
+    let mut per: BTreeMap<(u32, u32), u64> = BTreeMap::new();
+    for (t, &c) in counts.iter().enumerate() {
+        for _ in 0..c {
+            *per.entry((t as u32, rng.below(u64::from(values)) as u32))
+                .or_insert(0) += 1;
+        }
+    }
+    let sensitive = (
+        per.keys().map(|k| k.0).collect(),
+        per.keys().map(|k| k.1).collect(),
+        per.values().copied().collect(),
+        values as usize,
+    );
+    // Population: the table's rows, some more of the same tuples, and rows of other
+    // leaves (some unseen by the table at level 0).
+    let path = |row: &[u32], unseen: bool| -> Vec<u32> {
+        let mut p = Vec::new();
+        for (j, h) in hierarchies.iter().enumerate() {
+            for l in 0..=h.height() {
+                p.push(if l == 0 && unseen {
+                    NO_LABEL
+                } else {
+                    h.generalize(l, row[j])
+                });
+            }
+        }
+        p
+    };
+    let mut paths = Vec::new();
+    let mut pop_counts = Vec::new();
+    for (row, &c) in tuples.chunks_exact(m).zip(counts) {
+        paths.extend(path(row, false));
+        pop_counts.push(c + rng.below(3));
+    }
+    for _ in 0..rng.below(4) {
+        let row: Vec<u32> = hierarchies
+            .iter()
+            .map(|h| rng.below(h.leaves() as u64) as u32)
+            .collect();
+        paths.extend(path(&row, rng.below(3) == 0));
+        pop_counts.push(1 + rng.below(3));
+    }
+    (models, sensitive, (paths, pop_counts))
 }
 
 const METRICS: [Metric; 7] = [
@@ -142,12 +218,92 @@ fn instance(seed: u64) -> Instance {
         metric,
         node_loss,
     };
+    let (models, sensitive, population) = random_models(&mut rng, &hierarchies, &tuples, &counts);
     Instance {
         hierarchies,
         tuples,
         counts,
         options,
+        models,
+        sensitive,
+        population,
     }
+}
+
+/// Naive model check of one class: its sensitive histogram, rows and population.
+fn naive_ok(case: &Instance, hist: &BTreeMap<u32, u64>, size: u64, pop: u64) -> bool {
+    let models = &case.models;
+    let hist: Vec<(u32, u64)> = hist
+        .iter()
+        .filter(|(_, &c)| c > 0)
+        .map(|(&v, &c)| (v, c))
+        .collect();
+    let n = size as f64;
+    match models.l_diversity {
+        Some(LDiversity::Distinct(l)) if (hist.len() as u64) < l => return false,
+        Some(LDiversity::Entropy(l)) => {
+            let h: f64 = hist
+                .iter()
+                .map(|&(_, c)| -(c as f64 / n) * (c as f64 / n).ln())
+                .sum();
+            if h < l.ln() - 1e-12 {
+                return false;
+            }
+        }
+        Some(LDiversity::Recursive { c, l }) => {
+            let mut r: Vec<u64> = hist.iter().map(|&(_, x)| x).collect();
+            r.sort_unstable_by(|a, b| b.cmp(a));
+            let tail: u64 = r.iter().skip(l as usize - 1).sum();
+            if tail == 0 || r[0] as f64 >= c * tail as f64 {
+                return false;
+            }
+        }
+        _ => {}
+    }
+    if let Some((t, distance)) = &models.t_closeness {
+        let values = case.sensitive.3;
+        let mut global = vec![0u64; values];
+        for (&code, &c) in case.sensitive.1.iter().zip(&case.sensitive.2) {
+            global[code as usize] += c;
+        }
+        let total: u64 = global.iter().sum();
+        let q: Vec<f64> = global.iter().map(|&g| g as f64 / total as f64).collect();
+        let mut p = vec![0.0; values];
+        for &(v, c) in &hist {
+            p[v as usize] = c as f64 / n;
+        }
+        let d = match distance {
+            GroundDistance::Equal => {
+                0.5 * p.iter().zip(&q).map(|(a, b)| (a - b).abs()).sum::<f64>()
+            }
+            GroundDistance::Ordered => {
+                let (mut acc, mut sum) = (0.0, 0.0);
+                for i in 0..values {
+                    acc += p[i] - q[i];
+                    sum += acc.abs();
+                }
+                if values > 1 {
+                    sum / (values - 1) as f64
+                } else {
+                    0.0
+                }
+            }
+            GroundDistance::Hierarchical(_) => Emd::new(distance, &global).unwrap().distance(&hist),
+        };
+        if d > t + 1e-12 {
+            return false;
+        }
+    }
+    if let Some((lo, hi)) = models.delta_presence {
+        if pop == 0 {
+            return false;
+        }
+        let delta = size as f64 / pop as f64;
+        if delta < lo - 1e-12 || delta > hi + 1e-12 {
+            return false;
+        }
+    }
+    true
 }
 
 /// `((leaves under the label − 1) / (leaves − 1))²`.
@@ -171,14 +327,33 @@ fn naive(case: &Instance, levels: &[u32]) -> (bool, u64, f64) {
     for (row, &c) in case.tuples.chunks_exact(m).zip(&case.counts) {
         *classes.entry(gen(row)).or_insert(0) += c;
     }
-    let small = |g: &Vec<u32>| classes[g] < o.k;
+    let fails = naive_fails(case, levels);
+    let small = |g: &Vec<u32>| fails[g];
     let suppressed: u64 = classes
         .iter()
-        .filter(|(_, &s)| s < o.k)
+        .filter(|(g, _)| fails[*g])
         .map(|(_, &s)| s)
         .sum();
-    let feasible = suppressed <= o.max_suppressed
-        && (suppressed == 0 || !o.keep_suppressed || suppressed >= o.k);
+    let star_ok = {
+        let mut hist: BTreeMap<u32, u64> = BTreeMap::new();
+        for ((&t, &code), &c) in case
+            .sensitive
+            .0
+            .iter()
+            .zip(&case.sensitive.1)
+            .zip(&case.sensitive.2)
+        {
+            let row = &case.tuples[t as usize * m..(t as usize + 1) * m];
+            if fails[&gen(row)] {
+                *hist.entry(code).or_insert(0) += c;
+            }
+        }
+        let population: u64 = case.population.1.iter().sum();
+        suppressed >= o.k
+            && (case.models.is_empty() || naive_ok(case, &hist, suppressed, population))
+    };
+    let feasible =
+        suppressed <= o.max_suppressed && (suppressed == 0 || !o.keep_suppressed || star_ok);
     let n: u64 = case.counts.iter().sum();
     let (nf, sf) = (n as f64, suppressed as f64);
     let total_w: f64 = o.weights.iter().sum();
@@ -243,9 +418,9 @@ fn naive(case: &Instance, levels: &[u32]) -> (bool, u64, f64) {
         }
         Metric::DmStar => classes.values().map(|&s| (s * s) as f64).sum(),
         Metric::Dm => classes
-            .values()
-            .map(|&s| {
-                if s < o.k {
+            .iter()
+            .map(|(g, &s)| {
+                if fails[g] {
                     nf * s as f64
                 } else {
                     (s * s) as f64
@@ -253,7 +428,7 @@ fn naive(case: &Instance, levels: &[u32]) -> (bool, u64, f64) {
             })
             .sum(),
         Metric::Aecs => {
-            let kept = classes.values().filter(|&&s| s >= o.k).count() as f64;
+            let kept = classes.keys().filter(|g| !fails[*g]).count() as f64;
             let (released, groups) = if o.keep_suppressed {
                 (nf, kept + if suppressed > 0 { 1.0 } else { 0.0 })
             } else {
@@ -267,6 +442,60 @@ fn naive(case: &Instance, levels: &[u32]) -> (bool, u64, f64) {
         }
     };
     (feasible, suppressed, cost)
+}
+
+/// Per class of a node: whether it fails k or a model.
+fn naive_fails(case: &Instance, levels: &[u32]) -> BTreeMap<Vec<u32>, bool> {
+    let m = case.hierarchies.len();
+    let gen = |row: &[u32]| -> Vec<u32> {
+        (0..m)
+            .map(|j| case.hierarchies[j].generalize(levels[j] as usize, row[j]))
+            .collect()
+    };
+    let mut classes: BTreeMap<Vec<u32>, (u64, BTreeMap<u32, u64>, u64)> = BTreeMap::new();
+    for (row, &c) in case.tuples.chunks_exact(m).zip(&case.counts) {
+        classes.entry(gen(row)).or_default().0 += c;
+    }
+    for ((&t, &code), &c) in case
+        .sensitive
+        .0
+        .iter()
+        .zip(&case.sensitive.1)
+        .zip(&case.sensitive.2)
+    {
+        let row = &case.tuples[t as usize * m..(t as usize + 1) * m];
+        *classes
+            .get_mut(&gen(row))
+            .unwrap()
+            .1
+            .entry(code)
+            .or_insert(0) += c;
+    }
+    let stride: usize = case.hierarchies.iter().map(|h| h.height() + 1).sum();
+    for (path, &c) in case
+        .population
+        .0
+        .chunks_exact(stride.max(1))
+        .zip(&case.population.1)
+    {
+        let mut key = Vec::new();
+        let mut offset = 0;
+        for (j, h) in case.hierarchies.iter().enumerate() {
+            key.push(path[offset + levels[j] as usize]);
+            offset += h.height() + 1;
+        }
+        if let Some(class) = classes.get_mut(&key) {
+            class.2 += c;
+        }
+    }
+    classes
+        .into_iter()
+        .map(|(g, (size, hist, pop))| {
+            let fails = size < case.options.k
+                || (!case.models.is_empty() && !naive_ok(case, &hist, size, pop));
+            (g, fails)
+        })
+        .collect()
 }
 
 fn close(a: f64, b: f64) -> bool {
@@ -293,7 +522,7 @@ fn nodes(case: &Instance) -> Vec<Vec<u32>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(2000))]
+    #![proptest_config(ProptestConfig::with_cases(5000))]
 
     #[test]
     fn the_search_finds_the_brute_force_optimum(seed in any::<u64>()) {
@@ -303,7 +532,7 @@ proptest! {
             nodes(&case).into_iter().map(|l| { let e = naive(&case, &l); (l, e) }).collect();
         // The kernel's evaluation of every node agrees with the naive one.
         for (levels, (feasible, suppressed, cost)) in &evals {
-            let e = evaluate_node(&case.tuples, m, &case.counts, &case.hierarchies, levels, &case.options)
+            let e = evaluate_node(&case.tuples, m, &case.counts, &case.hierarchies, levels, &case.options, &case.input())
                 .unwrap();
             prop_assert_eq!(e.feasible, *feasible, "levels {:?}", levels);
             prop_assert_eq!(e.suppressed, *suppressed);
@@ -325,7 +554,7 @@ proptest! {
                     }
                 }
             });
-        let found = optimal(&case.tuples, m, &case.counts, &case.hierarchies, &case.options);
+        let found = optimal_with(&case.tuples, m, &case.counts, &case.hierarchies, &case.options, &case.input());
         match (best, found) {
             (None, Err(e)) => prop_assert!(e.to_string().contains("no generalization")),
             (Some((levels, cost)), Ok(opt)) => {
@@ -336,12 +565,9 @@ proptest! {
                 let gen = |row: &[u32]| -> Vec<u32> {
                     (0..m).map(|j| case.hierarchies[j].generalize(opt.levels[j] as usize, row[j])).collect()
                 };
-                let mut sizes: BTreeMap<Vec<u32>, u64> = BTreeMap::new();
-                for (row, &c) in case.tuples.chunks_exact(m).zip(&case.counts) {
-                    *sizes.entry(gen(row)).or_insert(0) += c;
-                }
+                let fails = naive_fails(&case, &opt.levels);
                 let expected: Vec<bool> =
-                    case.tuples.chunks_exact(m).map(|row| sizes[&gen(row)] < case.options.k).collect();
+                    case.tuples.chunks_exact(m).map(|row| fails[&gen(row)]).collect();
                 prop_assert_eq!(&opt.suppressed, &expected);
             }
             (best, found) => prop_assert!(false, "brute force {:?}, search {:?}", best, found),
@@ -419,4 +645,34 @@ fn errors_name_the_problem() {
     let zero = LatticeOptions { k: 0, ..options };
     let err = optimal(&[0, 1], 1, &[1, 1], &[h], &zero).unwrap_err();
     assert!(err.to_string().contains("k must be at least 1"), "{err}");
+}
+
+#[test]
+fn delta_presence_with_a_lower_bound_is_not_monotone() {
+    // One attribute, leaves 0..3 under one root. The table holds leaf 0 twice; the
+    // population holds leaf 0 five times and leaf 3 (absent from the table) four times.
+    let h = Hierarchy::try_from_levels(&[&[0, 1, 2, 3], &[0, 0, 0, 0]]).unwrap();
+    let options = LatticeOptions {
+        k: 1,
+        max_suppressed: 0,
+        keep_suppressed: true,
+        min_level: vec![0],
+        max_level: vec![1],
+        weights: vec![1.0],
+        metric: Metric::Height,
+        node_loss: Vec::new(),
+    };
+    let input = ModelInput {
+        models: PrivacyModels {
+            delta_presence: Some((0.3, 0.8)),
+            ..PrivacyModels::default()
+        },
+        population_paths: &[0, 0, NO_LABEL, 0],
+        population_counts: &[5, 4],
+        ..ModelInput::default()
+    };
+    // Level 0: 2 / 5 = 0.4 holds; level 1 (the root): 2 / 9 is below 0.3.
+    let best = optimal_with(&[0], 1, &[2], &[h], &options, &input).unwrap();
+    assert_eq!(best.levels, vec![0]);
+    assert_eq!(best.eval.suppressed, 0);
 }

@@ -121,6 +121,13 @@ fn reference(
                 .sum::<f64>()
                 / n,
         );
+        let ratios: Vec<f64> = sizes
+            .iter()
+            .zip(pop)
+            .map(|(&f, &big)| f as f64 / big as f64)
+            .collect();
+        out.delta_min = ratios.iter().copied().reduce(f64::min);
+        out.delta_max = ratios.iter().copied().reduce(f64::max);
     }
     if !with_sensitive {
         return out;
@@ -164,6 +171,7 @@ fn reference(
                     total / (m - 1) as f64
                 }
             }
+            Distance::Hierarchical(_) => unreachable!("covered by tests/emd.rs"),
         };
         t = t.max(emd);
         let mut r: Vec<u64> = counts.into_iter().filter(|&c| c > 0).collect();
@@ -246,6 +254,8 @@ fn assert_same(got: &ClassStats, want: &ClassStats) {
             got.journalist_at_risk,
             want.journalist_at_risk,
         ),
+        ("delta_min", got.delta_min, want.delta_min),
+        ("delta_max", got.delta_max, want.delta_max),
     ];
     for (name, g, w) in floats {
         assert!(close_opt(g, w), "{name}: got {g:?}, want {w:?}");
@@ -355,7 +365,7 @@ fn hand_computed_example() {
     assert_eq!(h.offsets, vec![0, 2, 4]);
     for distance in [Distance::Equal, Distance::Ordered] {
         let o = StatsOptions {
-            distance,
+            distance: distance.clone(),
             recursive_c: Some(2.0),
             ..opts()
         };
@@ -665,7 +675,7 @@ proptest! {
         let opts_for = |cc: Option<f64>| StatsOptions {
             recursive_l: Some(l),
             recursive_c: cc,
-            ..c.options
+            ..c.options.clone()
         };
         let h = Histogram::canonical(&c.rows);
         let s = h.stats(None, &opts_for(None));

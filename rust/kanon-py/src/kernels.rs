@@ -2,8 +2,11 @@
 
 use kanon_core::anonymize::{anonymize, ForestOptions};
 use kanon_core::cost::{CostModel, LevelCost};
+use kanon_core::emd::GroundDistance;
 use kanon_core::extend::extend;
-use kanon_core::lattice::{optimal, LatticeOptions, Metric};
+use kanon_core::historic::{datafly, mu_argus, HistoricRelease};
+use kanon_core::lattice::{optimal_with, LatticeOptions, Metric, ModelInput};
+use kanon_core::models::{LDiversity, PrivacyModels};
 use kanon_core::{ClassStats, Distance, Hierarchy, KernelError, StatsOptions};
 use pyo3::buffer::{Element, PyBuffer};
 use pyo3::exceptions::PyValueError;
@@ -41,23 +44,27 @@ fn le_bytes<'py, T: Copy, const N: usize>(
 ///     counts: buffer of uint64, rows per entry.
 ///     offsets: buffer of uint64 (classes + 1 values) delimiting each class's entries,
 ///         or None for one entry per class.
-///     sensitive: buffer of uint32 sensitive-value codes per entry (value order), or None.
+///     sensitive: buffer of uint32 sensitive-value codes per entry (value order, or the
+///         hierarchy's leaf codes with ``hierarchy``), or None.
 ///     population: buffer of uint64 population class sizes per class, or None.
 ///     ordered: use the ordered ground distance for t-closeness (else equal distance).
 ///     recursive_l: l of recursive (c,l)-diversity (None: the distinct l).
 ///     recursive_c: c of recursive (c,l)-diversity to test, or None.
 ///     risk_threshold: records with a risk above this count as at risk.
+///     hierarchy: the sensitive values' hierarchy as uint32 level-code buffers (see
+///         ``validate_hierarchy``) for the hierarchical ground distance, or None.
 ///
 /// Returns:
 ///     dict with k, classes, rows, l_distinct, l_entropy, recursive_l, recursive_c,
 ///     recursive_ok, t, prosecutor_max, prosecutor_avg, prosecutor_at_risk, marketer,
-///     journalist_max, journalist_avg, journalist_at_risk.
+///     journalist_max, journalist_avg, journalist_at_risk, delta_min, delta_max.
 ///
 /// Raises:
-///     InvalidInputError: inconsistent inputs.
+///     InvalidInputError: inconsistent inputs (``ordered`` with ``hierarchy`` included).
+///     HierarchyError: a hierarchy that is not nested or has several roots.
 #[pyfunction]
 #[pyo3(signature = (counts, offsets=None, sensitive=None, population=None, ordered=false,
-                    recursive_l=None, recursive_c=None, risk_threshold=0.2))]
+                    recursive_l=None, recursive_c=None, risk_threshold=0.2, hierarchy=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn class_stats<'py>(
     py: Python<'py>,
@@ -69,22 +76,38 @@ pub(crate) fn class_stats<'py>(
     recursive_l: Option<u64>,
     recursive_c: Option<f64>,
     risk_threshold: f64,
+    hierarchy: Option<Vec<PyBuffer<u32>>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let counts = read(py, "counts", &counts)?;
     let offsets = offsets.map(|b| read(py, "offsets", &b)).transpose()?;
     let sensitive = sensitive.map(|b| read(py, "sensitive", &b)).transpose()?;
     let population = population.map(|b| read(py, "population", &b)).transpose()?;
-    let options = StatsOptions {
-        distance: if ordered {
-            Distance::Ordered
-        } else {
-            Distance::Equal
-        },
-        recursive_l,
-        recursive_c,
-        risk_threshold,
-    };
+    let hierarchy: Option<Vec<Vec<u32>>> = hierarchy
+        .map(|levels| levels.iter().map(|b| read(py, "hierarchy", b)).collect())
+        .transpose()?;
     let s: ClassStats = run(py, || {
+        let distance = match (&hierarchy, ordered) {
+            (Some(_), true) => {
+                return Err(KernelError::InvalidArgument {
+                    kernel: "class_stats",
+                    message: "ordered and hierarchy exclude each other: choose one ground \
+                              distance"
+                        .to_owned(),
+                })
+            }
+            (Some(levels), false) => {
+                let views: Vec<&[u32]> = levels.iter().map(Vec::as_slice).collect();
+                Distance::Hierarchical(Hierarchy::try_from_levels(&views)?)
+            }
+            (None, true) => Distance::Ordered,
+            (None, false) => Distance::Equal,
+        };
+        let options = StatsOptions {
+            distance,
+            recursive_l,
+            recursive_c,
+            risk_threshold,
+        };
         kanon_core::class_stats(
             offsets.as_deref(),
             &counts,
@@ -110,6 +133,8 @@ pub(crate) fn class_stats<'py>(
     d.set_item("journalist_max", s.journalist_max)?;
     d.set_item("journalist_avg", s.journalist_avg)?;
     d.set_item("journalist_at_risk", s.journalist_at_risk)?;
+    d.set_item("delta_min", s.delta_min)?;
+    d.set_item("delta_max", s.delta_max)?;
     Ok(d)
 }
 
@@ -358,6 +383,9 @@ pub(crate) fn forest_extend<'py>(
     ))
 }
 
+/// Sensitive entries of the histogram: tuple indices, codes, rows, number of codes.
+type SensitiveEntries = (PyBuffer<u32>, PyBuffer<u32>, PyBuffer<u64>, usize);
+
 /// Optimal full-domain generalization of a histogram of tuples (method ``'optimal'``).
 ///
 /// Args:
@@ -376,6 +404,17 @@ pub(crate) fn forest_extend<'py>(
 ///     keep_suppressed: whether suppressed rows stay in the release (one class of
 ///         ``*``, which must then hold at least k rows).
 ///     min_level, max_level: level bounds per attribute.
+///     sensitive: (tuple indices, sensitive codes, rows, number of codes) of the
+///         sensitive entries (every tuple's rows split by sensitive value), for
+///         l-diversity and t-closeness.
+///     sensitive_hierarchy: one uint32 buffer per level over the sensitive codes, for
+///         ``t_distance='hierarchical'``.
+///     population: (label paths, rows) of the population for δ-presence: per row and
+///         attribute, the label code at every level (``2**32 - 1``: absent).
+///     l, l_diversity, c: l-diversity (``'distinct'``, ``'entropy'``, ``'recursive'``
+///         with c).
+///     t, t_distance: t-closeness (``'equal'``, ``'ordered'``, ``'hierarchical'``).
+///     delta: (δ_min, δ_max) of δ-presence.
 ///
 /// Returns:
 ///     (levels, suppressed, stats): the level per attribute, one byte per tuple (1 if
@@ -384,6 +423,11 @@ pub(crate) fn forest_extend<'py>(
 /// Raises:
 ///     InvalidInputError: inconsistent inputs, or no node satisfies the model.
 #[pyfunction]
+#[pyo3(signature = (tuples, m, counts, hierarchies, weights, node_loss, metric, k,
+                    max_suppressed, keep_suppressed, min_level, max_level, *, sensitive=None,
+                    sensitive_hierarchy=None, population=None, l=None,
+                    l_diversity="distinct", c=None, t=None, t_distance="equal",
+                    delta=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn lattice_optimal<'py>(
     py: Python<'py>,
@@ -399,7 +443,56 @@ pub(crate) fn lattice_optimal<'py>(
     keep_suppressed: bool,
     min_level: Vec<u32>,
     max_level: Vec<u32>,
+    sensitive: Option<SensitiveEntries>,
+    sensitive_hierarchy: Option<Vec<PyBuffer<u32>>>,
+    population: Option<(PyBuffer<u32>, PyBuffer<u64>)>,
+    l: Option<f64>,
+    l_diversity: &str,
+    c: Option<f64>,
+    t: Option<f64>,
+    t_distance: &str,
+    delta: Option<(f64, f64)>,
 ) -> PyResult<(Vec<u32>, Bound<'py, PyBytes>, Bound<'py, PyDict>)> {
+    let l_diversity = match (l, l_diversity, c) {
+        (None, _, _) => None,
+        (Some(l), "distinct", None) => Some(LDiversity::Distinct(whole(l, "l")?)),
+        (Some(l), "entropy", None) => Some(LDiversity::Entropy(l)),
+        (Some(l), "recursive", Some(c)) => Some(LDiversity::Recursive {
+            c,
+            l: whole(l, "l")?,
+        }),
+        (Some(_), variant, c) => {
+            return Err(PyValueError::new_err(format!(
+                "l_diversity must be 'distinct', 'entropy' or 'recursive' (with c, and c only \
+                 with 'recursive'), got {variant:?} with c = {c:?}"
+            )))
+        }
+    };
+    if !matches!(t_distance, "equal" | "ordered" | "hierarchical") {
+        return Err(PyValueError::new_err(format!(
+            "t_distance must be 'equal', 'ordered' or 'hierarchical', got {t_distance:?}"
+        )));
+    }
+    let (sensitive_tuples, sensitive_codes, sensitive_counts, sensitive_values) = match &sensitive {
+        Some((tuples, codes, counts, values)) => (
+            read(py, "sensitive tuples", tuples)?,
+            read(py, "sensitive codes", codes)?,
+            read(py, "sensitive counts", counts)?,
+            *values,
+        ),
+        None => (Vec::new(), Vec::new(), Vec::new(), 0),
+    };
+    let sensitive_levels = match &sensitive_hierarchy {
+        Some(levels) => Some(read_hierarchies(py, std::slice::from_ref(levels))?),
+        None => None,
+    };
+    let (population_paths, population_counts) = match &population {
+        Some((paths, counts)) => (
+            read(py, "population paths", paths)?,
+            read(py, "population counts", counts)?,
+        ),
+        None => (Vec::new(), Vec::new()),
+    };
     let metric = match metric {
         "loss" => Metric::Loss,
         "height" => Metric::Height,
@@ -434,8 +527,42 @@ pub(crate) fn lattice_optimal<'py>(
     };
     let (best, seconds) = run(py, || {
         let built = build_hierarchies(&hierarchies)?;
+        let t_closeness = match t {
+            None => None,
+            Some(t) => Some((
+                t,
+                match (t_distance, &sensitive_levels) {
+                    ("ordered", _) => GroundDistance::Ordered,
+                    ("hierarchical", Some(levels)) => {
+                        let mut h = build_hierarchies(levels)?;
+                        GroundDistance::Hierarchical(h.remove(0))
+                    }
+                    ("hierarchical", None) => {
+                        return Err(KernelError::InvalidArgument {
+                            kernel: "optimal",
+                            message: "t_distance 'hierarchical' needs the sensitive hierarchy"
+                                .to_owned(),
+                        })
+                    }
+                    _ => GroundDistance::Equal,
+                },
+            )),
+        };
+        let input = ModelInput {
+            models: PrivacyModels {
+                l_diversity,
+                t_closeness,
+                delta_presence: delta,
+            },
+            sensitive_tuples: &sensitive_tuples,
+            sensitive_codes: &sensitive_codes,
+            sensitive_counts: &sensitive_counts,
+            sensitive_values,
+            population_paths: &population_paths,
+            population_counts: &population_counts,
+        };
         let clock = std::time::Instant::now();
-        let best = optimal(&tuples, m, &counts, &built, &options)?;
+        let best = optimal_with(&tuples, m, &counts, &built, &options, &input)?;
         Ok((best, clock.elapsed().as_secs_f64()))
     })?;
     let d = PyDict::new(py);
@@ -449,4 +576,161 @@ pub(crate) fn lattice_optimal<'py>(
     d.set_item("tagged", best.tagged)?;
     let flags: Vec<u8> = best.suppressed.iter().map(|&s| u8::from(s)).collect();
     Ok((best.levels, PyBytes::new(py, &flags), d))
+}
+
+/// Sweeney's historic greedy algorithms (methods ``'datafly'`` and ``'mu_argus'``).
+///
+/// Args:
+///     tuples: uint32 buffer, ``m`` leaf codes per distinct tuple.
+///     m: number of quasi-identifiers (at most 64).
+///     counts: uint64 buffer, rows per tuple.
+///     hierarchies: per attribute, one uint32 buffer of label codes per level.
+///     method: ``'datafly'`` or ``'mu_argus'``.
+///     k: smallest class size.
+///     max_suppressed: Datafly only: the rows its loop may leave in classes below k
+///         (they are suppressed); None for Sweeney's rule, k rows. Must be None for
+///         ``'mu_argus'``.
+///     keep_suppressed: whether suppressed rows stay in the release (one class of
+///         ``*``, which must then hold at least k rows).
+///
+/// Returns:
+///     (levels, cells, suppressed, report): the level per attribute; per tuple, the
+///     bitmask of its ``*`` cells (bit j for attribute j, all m bits for a suppressed
+///     row) as little-endian uint64 bytes; one byte per tuple (1: the whole row is
+///     suppressed); a dict with ``unprotected_rows``, ``unprotected_classes``,
+///     ``suppressed_cells``, ``suppressed_rows``, ``topped_up_rows``, ``steps``,
+///     ``classes`` (classes of the release: the labels at the levels, ``*`` for a
+///     suppressed cell and at a hierarchy's top; the ``*`` class of suppressed rows
+///     counts once, kept or not) and ``seconds``.
+///
+/// Raises:
+///     InvalidInputError: inconsistent inputs, an unknown method, max_suppressed with
+///         ``'mu_argus'``.
+///     HierarchyError: a hierarchy that is not nested or has several roots.
+#[pyfunction]
+#[pyo3(signature = (tuples, m, counts, hierarchies, method, k, max_suppressed, keep_suppressed))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn historic_release<'py>(
+    py: Python<'py>,
+    tuples: PyBuffer<u32>,
+    m: usize,
+    counts: PyBuffer<u64>,
+    hierarchies: Vec<Vec<PyBuffer<u32>>>,
+    method: &str,
+    k: u64,
+    max_suppressed: Option<u64>,
+    keep_suppressed: bool,
+) -> PyResult<HistoricOutput<'py>> {
+    let invalid = |message: String| KernelError::InvalidArgument {
+        kernel: "historic",
+        message,
+    };
+    let datafly_method = match (method, max_suppressed) {
+        ("datafly", _) => true,
+        ("mu_argus", None) => false,
+        ("mu_argus", Some(_)) => {
+            return Err(to_py(
+                py,
+                &invalid(
+                    "max_suppressed applies to method 'datafly' only; 'mu_argus' suppresses \
+                     what its own rules leave below k"
+                        .to_owned(),
+                ),
+            ))
+        }
+        (other, _) => {
+            return Err(to_py(
+                py,
+                &invalid(format!(
+                    "method must be 'datafly' or 'mu_argus', got {other:?}"
+                )),
+            ))
+        }
+    };
+    let tuples = read(py, "tuples", &tuples)?;
+    let counts = read(py, "counts", &counts)?;
+    let hierarchies = read_hierarchies(py, &hierarchies)?;
+    let (release, classes, seconds) = run(py, || {
+        let built = build_hierarchies(&hierarchies)?;
+        let clock = std::time::Instant::now();
+        let release = if datafly_method {
+            let limit = max_suppressed.unwrap_or(k);
+            datafly(&tuples, m, &counts, &built, k, limit, keep_suppressed)?
+        } else {
+            mu_argus(&tuples, m, &counts, &built, k, keep_suppressed)?
+        };
+        let seconds = clock.elapsed().as_secs_f64();
+        let classes = released_classes(&tuples, m, &counts, &built, &release);
+        Ok((release, classes, seconds))
+    })?;
+    let r = &release.report;
+    let d = PyDict::new(py);
+    d.set_item("unprotected_rows", r.unprotected_rows)?;
+    d.set_item("unprotected_classes", r.unprotected_classes)?;
+    d.set_item("suppressed_cells", r.suppressed_cells)?;
+    d.set_item("suppressed_rows", r.suppressed_rows)?;
+    d.set_item("topped_up_rows", r.topped_up_rows)?;
+    d.set_item("steps", r.steps)?;
+    d.set_item("classes", classes)?;
+    d.set_item("seconds", seconds)?;
+    let flags: Vec<u8> = release.suppressed.iter().map(|&s| u8::from(s)).collect();
+    Ok((
+        release.levels,
+        le_bytes(py, &release.cells, u64::to_le_bytes),
+        PyBytes::new(py, &flags),
+        d,
+    ))
+}
+
+/// A historic release handed back to Python: levels, cell masks (uint64 bytes),
+/// suppressed flags (one byte per tuple) and the report.
+type HistoricOutput<'py> = (
+    Vec<u32>,
+    Bound<'py, PyBytes>,
+    Bound<'py, PyBytes>,
+    Bound<'py, PyDict>,
+);
+
+/// Classes of a historic release as its SQL shows them: per attribute the label at the
+/// level, or `*` (one marker) for a suppressed cell and at the top of the hierarchy
+/// (called on a release of the kernel, so `m` is at most 64 and every code is valid).
+fn released_classes(
+    tuples: &[u32],
+    m: usize,
+    counts: &[u64],
+    hierarchies: &[Hierarchy],
+    release: &HistoricRelease,
+) -> usize {
+    let star = u32::MAX;
+    let mut keys: std::collections::HashSet<Vec<u32>> = std::collections::HashSet::new();
+    for ((row, &cells), &c) in tuples.chunks_exact(m).zip(&release.cells).zip(counts) {
+        if c == 0 {
+            continue;
+        }
+        let key = row
+            .iter()
+            .enumerate()
+            .map(|(j, &code)| {
+                let level = release.levels[j] as usize;
+                if cells & (1u64 << j) != 0 || level >= hierarchies[j].height() {
+                    star
+                } else {
+                    hierarchies[j].generalize(level, code)
+                }
+            })
+            .collect();
+        keys.insert(key);
+    }
+    keys.len()
+}
+
+/// A whole number given as a float (l of distinct and recursive l-diversity).
+fn whole(x: f64, name: &str) -> PyResult<u64> {
+    if x.fract() == 0.0 && x >= 1.0 && x < 2f64.powi(63) {
+        Ok(x as u64)
+    } else {
+        Err(PyValueError::new_err(format!(
+            "{name} must be a positive whole number, got {x}"
+        )))
+    }
 }

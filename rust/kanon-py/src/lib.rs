@@ -11,8 +11,8 @@ use pyo3::prelude::*;
 mod _core {
     #[pymodule_export]
     use super::kernels::{
-        class_stats, encode_strings, forest_anonymize, forest_extend, groupify, lattice_optimal,
-        validate_hierarchy,
+        class_stats, encode_strings, forest_anonymize, forest_extend, groupify, historic_release,
+        lattice_optimal, validate_hierarchy,
     };
     #[pymodule_export]
     use super::sql::sql_bundle;

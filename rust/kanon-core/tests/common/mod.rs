@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests: generated nested hierarchy tables.
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
+
 use kanon_core::cost::{CostModel, LevelCost};
 use kanon_core::Hierarchy;
 use proptest::prelude::*;
@@ -177,4 +179,59 @@ pub(crate) fn model_of(tables: &[Vec<Vec<u32>>], weights: &[u32], ncp: bool) -> 
         kind,
     )
     .unwrap()
+}
+
+/// splitmix64, for building random instances from one proptest seed.
+pub(crate) struct Rng(pub(crate) u64);
+
+impl Rng {
+    pub(crate) fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// Random levels of a hierarchy as `levels[l][leaf]`: `leaves` leaves, `height` levels
+/// above them, each level a random coarsening of the one below (codes dense in order of
+/// first appearance), the top a single root.
+pub(crate) fn random_levels(rng: &mut Rng, leaves: u32, height: usize) -> Vec<Vec<u32>> {
+    let mut levels: Vec<Vec<u32>> = vec![(0..leaves).collect()];
+    for l in 1..=height {
+        let below = &levels[l - 1];
+        let width = below.iter().max().map_or(0, |&x| x + 1);
+        let groups = if l == height {
+            1
+        } else {
+            1 + rng.below(u64::from(width)) as u32
+        };
+        // Map every label of the level below to a group; relabel densely in order.
+        let map: Vec<u32> = (0..width)
+            .map(|_| rng.below(u64::from(groups)) as u32)
+            .collect();
+        let mut dense: BTreeMap<u32, u32> = BTreeMap::new();
+        let column: Vec<u32> = below
+            .iter()
+            .map(|&c| {
+                let g = map[c as usize];
+                let next = dense.len() as u32;
+                *dense.entry(g).or_insert(next)
+            })
+            .collect();
+        levels.push(column);
+    }
+    levels
+}
+
+/// A random hierarchy (see [`random_levels`]).
+pub(crate) fn random_hierarchy(rng: &mut Rng, leaves: u32, height: usize) -> Hierarchy {
+    let levels = random_levels(rng, leaves, height);
+    let views: Vec<&[u32]> = levels.iter().map(Vec::as_slice).collect();
+    Hierarchy::try_from_levels(&views).unwrap()
 }

@@ -1,0 +1,163 @@
+"""The planner of ``kanon(..., method := 'datafly' | 'mu_argus')``: Sweeney's algorithms.
+
+Sweeney (2002), "Achieving k-anonymity privacy protection using generalization and
+suppression", describes two greedy full-domain algorithms, kept here as baselines next
+to the exact optimum (``method := 'optimal'``, :mod:`kanon._optimal`):
+
+* **Datafly** generalizes, one level at a time, the quasi-identifier with the most
+  distinct values until the rows in classes below k are at most ``max_suppressed``;
+  those rows are suppressed. ``max_suppression`` is that limit as a fraction of the
+  rows; at 0 (the default) Datafly follows Sweeney's rule: at most **k rows** (a
+  tiny positive fraction such as ``1e-9`` allows none).
+* **μ-Argus** generalizes every quasi-identifier on its own until each of its values
+  occurs k times, then suppresses single cells of the combinations of 2 and 3
+  quasi-identifiers occurring fewer than k times. It never looks at larger combinations,
+  so what it releases need not be k-anonymous: ``kanon_search(..., method :=
+  'mu_argus')`` reports the rows and classes it left below k (``unprotected_rows``,
+  ``unprotected_classes``). It takes no ``max_suppression``.
+
+Both finish the same way (``kanon-core::historic``): rows in classes below k are
+suppressed entirely, and a kept class of suppressed rows holding fewer than k rows is
+topped up with the smallest classes. The release is therefore k-anonymous, the ``'*'``
+class included.
+
+The generated SQL (one statement) codes every quasi-identifier against its hierarchy
+(:func:`kanon._anonymize.coded_ctes`), sends the histogram of distinct code tuples to the
+kernel UDF ``kanon_historic``, and gets back one level per quasi-identifier and, per
+tuple, a bitmask of its ``'*'`` cells (all bits for a suppressed row). Quasi-identifier j
+of a row is ``'*'`` when bit j of its tuple's mask is set, else its hierarchy label at
+the level (``'*'`` at the top); identifiers become ``'*'``; other columns are unchanged.
+``drop_suppressed`` leaves out the rows whose quasi-identifiers are all suppressed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from kanon._anonymize import (
+    coded_ctes,
+    hierarchy_cte,
+    hierarchy_lists,
+    label_at,
+    release_columns,
+    tuple_lists,
+)
+from kanon._optimal import HISTORIC_REPORT
+from kanon._sql import literal
+from kanon.hierarchy import ROOT
+
+if TYPE_CHECKING:
+    from kanon._anonymize import AnonymizeOptions, AnonymizePlan, QuasiIdentifier
+    from kanon._catalog import Table
+
+__all__ = ["historic_ctes", "historic_sql", "max_suppressed", "search_sql"]
+
+
+def max_suppressed(options: AnonymizeOptions, rows: int) -> int | None:
+    """Datafly's limit on rows left below k: ``max_suppression`` of ``rows``.
+
+    None (Sweeney's rule, k rows) when ``max_suppression`` is 0, and for μ-Argus.
+    """
+    if options.method != "datafly" or options.max_suppression == 0.0:
+        return None
+    return int(options.max_suppression * rows)
+
+
+def historic_ctes(
+    table: Table,
+    qis: list[QuasiIdentifier],
+    options: AnonymizeOptions,
+    rows: int,
+    ctes: list[str],
+) -> list[str]:
+    """Return the coded CTEs plus ``__kanon_run``, one call of ``kanon_historic``.
+
+    Its struct ``r`` holds ``levels`` (per QI), ``cells`` (per tuple ``t``: the mask of
+    its ``'*'`` cells) and ``stats`` (the report, JSON).
+    """
+    m = len(qis)
+    ctes = coded_ctes(table, qis, ctes)
+    kernel_options = {
+        "m": m,
+        "method": options.method,
+        "max_suppressed": max_suppressed(options, rows),
+        "keep_suppressed": not options.drop_suppressed,
+    }
+    tuples, counts = tuple_lists(m)
+    ctes.append(
+        '"__kanon_run" AS (SELECT kanon_historic('
+        f"{tuples}, {counts}, [{hierarchy_lists(qis)}], {options.k}::UBIGINT, "
+        f"{literal(json.dumps(kernel_options))}) AS r)"
+    )
+    return ctes
+
+
+def historic_sql(
+    table: Table,
+    qis: list[QuasiIdentifier],
+    identifiers: tuple[str, ...],
+    options: AnonymizeOptions,
+    rows: int,
+    ctes: list[str],
+) -> tuple[str, str]:
+    """Return the release query of Datafly or μ-Argus, twice.
+
+    (The release has no group assignment to store, so its assignment query is itself.)
+    """
+    m = len(qis)
+    ctes = historic_ctes(table, qis, options, rows, ctes)
+    ctes.append(
+        '"__kanon_s" AS (SELECT unnest(r.cells) AS "__kanon_cells", '
+        '(generate_subscripts(r.cells, 1) - 1)::UBIGINT AS t FROM "__kanon_run")'
+    )
+    # Only the levels travel with every row (the struct also holds a mask per tuple).
+    ctes.append('"__kanon_levels" AS (SELECT r.levels AS levels FROM "__kanon_run")')
+    codes = [f'"__kanon_c{j}"' for j in range(m)]
+
+    def generalized(j: int) -> str:
+        lvl = f"run.levels[{j + 1}]"
+        return (
+            f'CASE WHEN (s."__kanon_cells" >> {j}) & 1 = 1 OR {lvl} = {qis[j].height} '
+            f"THEN {literal(ROOT)} ELSE {label_at(j, qis[j], lvl)} END"
+        )
+
+    out = release_columns(table, qis, identifiers, "r", generalized)
+    joins = " ".join(f'JOIN "__kanon_v{j}" v{j} ON v{j}.a0 = r.{codes[j]}' for j in range(m))
+    full = (1 << m) - 1  # every cell suppressed: the whole row
+    where = f' WHERE s."__kanon_cells" <> {full}::UBIGINT' if options.drop_suppressed else ""
+    sql = (
+        "WITH " + ",\n".join(ctes) + f'\nSELECT {", ".join(out)} FROM "__kanon_r" r '
+        f'JOIN "__kanon_t" t USING ({", ".join(codes)}) JOIN "__kanon_s" s USING (t) '
+        f'CROSS JOIN "__kanon_levels" run {joins}{where}'
+    )
+    return sql, sql
+
+
+def search_sql(plan: AnonymizePlan, options: AnonymizeOptions) -> str:
+    """Return the SQL of ``kanon_search(..., method := 'datafly' | 'mu_argus')``.
+
+    One row with the columns of the optimal search (``cost``, ``nodes``, ``checked``
+    and ``metric`` NULL: these algorithms minimize no metric and search no lattice) and
+    the report: ``method``, ``unprotected_rows``, ``unprotected_classes``,
+    ``suppressed_cells`` and ``topped_up_rows``.
+    """
+    qis = list(plan.qis)
+    ctes = [hierarchy_cte(j, q) for j, q in enumerate(qis)]
+    names = ", ".join(literal(q.column.name) for q in qis)
+
+    def field(key: str, typ: str = "BIGINT") -> str:
+        return f"CAST(json_extract(r.stats, {literal(f'$.{key}')}) AS {typ})"
+
+    report = ", ".join(f"{field(key)} AS {key}" for key in HISTORIC_REPORT)
+    return (
+        "WITH "
+        + ",\n".join(historic_ctes(plan.table, qis, options, plan.rows, ctes))
+        + "\nSELECT map_from_entries(list_zip(["
+        + names
+        + "], r.levels)) AS levels, "
+        f"{field('suppressed_rows')} AS suppressed, NULL::DOUBLE AS cost, "
+        f"{field('classes')} AS classes, NULL::BIGINT AS nodes, NULL::BIGINT AS checked, "
+        f"{field('seconds', 'DOUBLE')} AS seconds, NULL::VARCHAR AS metric, "
+        f'{literal(options.method)} AS method, {report} FROM "__kanon_run"'
+    )

@@ -1,0 +1,100 @@
+//! Time the optimal full-domain search on a histogram dumped to files (for profiling the
+//! lattice search on large inputs without DuckDB).
+//!
+//! `cargo run --release -p kanon-core --example lattice_file -- PREFIX [--k=5]
+//! [--suppress=0.05] [--metric=loss|nue|dm|dmstar|height|aecs]` reads `PREFIX.tuples`
+//! (little-endian u32, m per tuple), `PREFIX.counts` (u64), `PREFIX.hier` (per attribute,
+//! one line of label codes per level, a blank line after each attribute) and, if present,
+//! `PREFIX.loss` (the same layout with the loss of every label).
+#![allow(clippy::print_stdout)]
+
+use std::time::Instant;
+
+use kanon_core::lattice::{optimal, LatticeOptions, Metric};
+use kanon_core::Hierarchy;
+
+fn blocks<T: std::str::FromStr>(text: &str) -> Vec<Vec<Vec<T>>> {
+    text.split("\n\n")
+        .filter(|b| !b.trim().is_empty())
+        .map(|b| {
+            b.lines()
+                .map(|l| {
+                    l.split_whitespace()
+                        .map(|x| x.parse().ok().expect("number"))
+                        .collect()
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let prefix = args.first().expect("PREFIX").clone();
+    let value = |name: &str| {
+        args.iter()
+            .find_map(|a| a.strip_prefix(&format!("--{name}=")).map(str::to_owned))
+    };
+    let raw = std::fs::read(format!("{prefix}.tuples")).expect("tuples");
+    let tuples: Vec<u32> = raw
+        .chunks_exact(4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    let raw = std::fs::read(format!("{prefix}.counts")).expect("counts");
+    let counts: Vec<u64> = raw
+        .chunks_exact(8)
+        .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+        .collect();
+    let levels: Vec<Vec<Vec<u32>>> =
+        blocks(&std::fs::read_to_string(format!("{prefix}.hier")).expect("hier"));
+    let hierarchies: Vec<Hierarchy> = levels
+        .iter()
+        .map(|h| {
+            let views: Vec<&[u32]> = h.iter().map(Vec::as_slice).collect();
+            Hierarchy::try_from_levels(&views).expect("hierarchy")
+        })
+        .collect();
+    let m = hierarchies.len();
+    let metric = match value("metric").as_deref() {
+        Some("nue") => Metric::Nue,
+        Some("dm") => Metric::Dm,
+        Some("dmstar") => Metric::DmStar,
+        Some("height") => Metric::Height,
+        Some("aecs") => Metric::Aecs,
+        _ => Metric::Loss,
+    };
+    let node_loss = match std::fs::read_to_string(format!("{prefix}.loss")) {
+        Ok(text) if metric == Metric::Loss => blocks(&text),
+        _ => Vec::new(),
+    };
+    let k: u64 = value("k").and_then(|v| v.parse().ok()).unwrap_or(5);
+    let suppress: f64 = value("suppress")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
+    let rows: u64 = counts.iter().sum();
+    let options = LatticeOptions {
+        k,
+        max_suppressed: (suppress * rows as f64).floor() as u64,
+        keep_suppressed: true,
+        min_level: vec![0; m],
+        max_level: hierarchies.iter().map(|h| h.height() as u32).collect(),
+        weights: vec![1.0; m],
+        metric,
+        node_loss,
+    };
+    let t0 = Instant::now();
+    let best = optimal(&tuples, m, &counts, &hierarchies, &options).expect("optimum");
+    println!(
+        "{} tuples, {rows} rows: levels {:?} cost {:.6} suppressed {} nodes {} checked {} \
+         rolled up {} tagged {} in {:.3} s",
+        counts.len(),
+        best.levels,
+        best.eval.cost,
+        best.eval.suppressed,
+        best.nodes,
+        best.checked,
+        best.rolled_up,
+        best.tagged,
+        t0.elapsed().as_secs_f64()
+    );
+}
