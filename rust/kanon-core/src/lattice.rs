@@ -164,30 +164,26 @@ pub struct Optimum {
 /// Inputs of at least this many tuples or classes compute their keys in parallel.
 const PARALLEL_TUPLES: usize = 1 << 16;
 
-/// An empty slot of [`sum_by_key`]'s table (keys use at most 127 bits).
-const EMPTY: u128 = u128::MAX;
-
 /// Sum the counts of equal keys, in the order keys first occur (deterministic), with an
 /// open-addressing table sized for `expected` distinct keys, which must bound them (the
 /// callers pass the number of items or of possible labels, whichever is smaller), so the
 /// table is never more than half full.
-fn sum_by_key(items: impl Iterator<Item = Class>, expected: usize) -> Vec<Class> {
+fn sum_by_key<K: PackedKey>(items: impl Iterator<Item = (K, u64)>, expected: usize) -> Vec<Class> {
     // At most 70 % full.
     let capacity = (expected.max(4) * 10 / 7 + 1).next_power_of_two();
     let shift = 64 - capacity.trailing_zeros();
     let mask = capacity - 1;
-    let mut keys: Vec<u128> = vec![EMPTY; capacity];
+    let mut keys: Vec<K> = vec![K::EMPTY; capacity];
     let mut counts: Vec<u64> = vec![0; capacity];
     let mut order: Vec<u32> = Vec::with_capacity(expected.min(1 << 20));
     for (key, count) in items {
-        let folded = (key as u64) ^ ((key >> 64) as u64).rotate_left(29);
-        let mut i = (folded.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize;
+        let mut i = (key.fold().wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize;
         loop {
             if keys[i] == key {
                 counts[i] += count;
                 break;
             }
-            if keys[i] == EMPTY {
+            if keys[i] == K::EMPTY {
                 keys[i] = key;
                 counts[i] = count;
                 order.push(i as u32);
@@ -198,8 +194,39 @@ fn sum_by_key(items: impl Iterator<Item = Class>, expected: usize) -> Vec<Class>
     }
     order
         .into_iter()
-        .map(|i| (keys[i as usize], counts[i as usize]))
+        .map(|i| (keys[i as usize].wide(), counts[i as usize]))
         .collect()
+}
+
+/// A packed class key of [`sum_by_key`]: `u64` when the codes fit in 63 bits (half the
+/// memory traffic), else `u128` (127 bits at most); the all-ones value marks an empty
+/// slot.
+trait PackedKey: Copy + Eq + Send + Sync {
+    const EMPTY: Self;
+    /// 64 bits to hash.
+    fn fold(self) -> u64;
+    /// The key as `u128`.
+    fn wide(self) -> u128;
+}
+
+impl PackedKey for u64 {
+    const EMPTY: Self = u64::MAX;
+    fn fold(self) -> u64 {
+        self
+    }
+    fn wide(self) -> u128 {
+        u128::from(self)
+    }
+}
+
+impl PackedKey for u128 {
+    const EMPTY: Self = u128::MAX;
+    fn fold(self) -> u64 {
+        (self as u64) ^ ((self >> 64) as u64).rotate_left(29)
+    }
+    fn wide(self) -> u128 {
+        self
+    }
 }
 
 /// A fixed, seedless hasher for packed class keys (deterministic iteration order).
@@ -247,6 +274,8 @@ struct Search<'a> {
     rows: u64,
     /// Bits of attribute `j`'s codes in a packed key and their shift.
     bits: Vec<u32>,
+    /// Whether packed keys fit in 63 bits (grouping then uses `u64` keys).
+    narrow: bool,
     shift: Vec<u32>,
     /// `parent[j][l][code]`: the label at level `l + 1` of label `code` at level `l`.
     parent: Vec<Vec<Vec<u32>>>,
@@ -425,6 +454,7 @@ impl<'a> Search<'a> {
             hierarchies,
             options,
             rows,
+            narrow: bits.iter().sum::<u32>() <= 63,
             bits,
             shift,
             parent,
@@ -867,10 +897,29 @@ impl<'a> Search<'a> {
     fn group(&self, levels: &[u32]) -> Vec<Class> {
         let expected = self.expected_classes(levels, self.counts.len());
         let tables = self.key_tables(levels);
-        let key = |row: &[u32]| -> u128 {
+        if self.narrow {
+            let tables: Vec<Vec<u64>> = tables
+                .iter()
+                .map(|t| t.iter().map(|&x| x as u64).collect())
+                .collect();
+            self.group_with(&tables, expected)
+        } else {
+            self.group_with(&tables, expected)
+        }
+    }
+
+    /// [`Search::group`] with keys of type `K` (per attribute, the packed contribution
+    /// of every leaf).
+    fn group_with<K>(&self, tables: &[Vec<K>], expected: usize) -> Vec<Class>
+    where
+        K: PackedKey + Default + std::ops::BitOr<Output = K>,
+    {
+        let key = |row: &[u32]| -> K {
             row.iter()
-                .zip(&tables)
-                .fold(0u128, |key, (&code, table)| key | table[code as usize])
+                .zip(tables)
+                .fold(K::default(), |key, (&code, table)| {
+                    key | table[code as usize]
+                })
         };
         if self.counts.len() < PARALLEL_TUPLES {
             let items = self
@@ -881,7 +930,7 @@ impl<'a> Search<'a> {
             return sum_by_key(items, expected);
         }
         // Keys computed in parallel, in tuple order, then summed.
-        let keys: Vec<u128> = self.tuples.par_chunks_exact(self.m).map(key).collect();
+        let keys: Vec<K> = self.tuples.par_chunks_exact(self.m).map(key).collect();
         sum_by_key(keys.into_iter().zip(self.counts.iter().copied()), expected)
     }
 
@@ -912,6 +961,17 @@ impl<'a> Search<'a> {
             (up, size)
         };
         let expected = self.expected_classes(levels, below.len());
+        if self.narrow {
+            let up = |class: &Class| -> (u64, u64) {
+                let (key, size) = up(class);
+                (key as u64, size)
+            };
+            if below.len() < PARALLEL_TUPLES {
+                return sum_by_key(below.iter().map(up), expected);
+            }
+            let moved: Vec<(u64, u64)> = below.par_iter().map(up).collect();
+            return sum_by_key(moved.into_iter(), expected);
+        }
         if below.len() < PARALLEL_TUPLES {
             return sum_by_key(below.iter().map(up), expected);
         }

@@ -676,3 +676,80 @@ fn delta_presence_with_a_lower_bound_is_not_monotone() {
     assert_eq!(best.levels, vec![0]);
     assert_eq!(best.eval.suppressed, 0);
 }
+
+#[test]
+fn keys_wider_than_64_bits_give_the_brute_force_optimum() {
+    // Five attributes of 8192 leaves need 65 bits per packed key (the u128 path).
+    let mut rng = Rng(7);
+    let leaves = 8192u32;
+    let hierarchy = |rng: &mut Rng| {
+        let shuffle: Vec<u32> = (0..leaves).map(|_| rng.below(64) as u32).collect();
+        let mut dense = BTreeMap::new();
+        let mid: Vec<u32> = shuffle
+            .iter()
+            .map(|&g| {
+                let next = dense.len() as u32;
+                *dense.entry(g).or_insert(next)
+            })
+            .collect();
+        let leaf_codes: Vec<u32> = (0..leaves).collect();
+        Hierarchy::try_from_levels(&[&leaf_codes, &mid, &vec![0; leaves as usize]]).unwrap()
+    };
+    let hierarchies: Vec<Hierarchy> = (0..5).map(|_| hierarchy(&mut rng)).collect();
+    let mut tuples = Vec::new();
+    let mut counts = Vec::new();
+    for _ in 0..150 {
+        // Few distinct values per attribute, so that classes form below the top; 0 and
+        // 4096 differ only in the bit that a 64-bit key would lose.
+        for _ in 0..5 {
+            tuples.push([0, 4096, 8191][rng.below(3) as usize]);
+        }
+        counts.push(1 + rng.below(3));
+    }
+    for (metric, max_suppressed) in [
+        (Metric::Height, 0),
+        (Metric::Loss, 20),
+        (Metric::DmStar, 40),
+    ] {
+        let case = Instance {
+            hierarchies: hierarchies.clone(),
+            tuples: tuples.clone(),
+            counts: counts.clone(),
+            options: LatticeOptions {
+                k: 3,
+                max_suppressed,
+                keep_suppressed: true,
+                min_level: vec![0; 5],
+                max_level: vec![2; 5],
+                weights: vec![1.0; 5],
+                metric,
+                node_loss: Vec::new(),
+            },
+            models: PrivacyModels::default(),
+            sensitive: (Vec::new(), Vec::new(), Vec::new(), 0),
+            population: (Vec::new(), Vec::new()),
+        };
+        let best = nodes(&case)
+            .into_iter()
+            .filter_map(|l| {
+                let (feasible, _, cost) = naive(&case, &l);
+                feasible.then_some((cost, l))
+            })
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .unwrap();
+        let found = optimal(
+            &case.tuples,
+            5,
+            &case.counts,
+            &case.hierarchies,
+            &case.options,
+        )
+        .unwrap();
+        assert!(
+            close(found.eval.cost, best.0),
+            "{metric:?}: {} vs {}",
+            found.eval.cost,
+            best.0
+        );
+    }
+}
