@@ -281,8 +281,12 @@ def main() -> None:
     for (dataset, method, suppression), limit_search, limit_e2e in (
         (("adult8", "kanon", 0.0), 0.03, 0.5),
         (("adult8", "kanon", 0.05), 0.03, 0.5),
-        (("census", "kanon", 0.0), None, 2.0),
-        (("census", "kanon", 0.05), None, 10.0),
+        (("adult9", "kanon", 0.0), 0.03, 0.5),
+        (("adult9", "kanon", 0.05), 0.03, 0.5),
+        # ARX's 2.5 s / 67 s (4 cores) are search times; kanon's end to end also codes
+        # the rows in DuckDB and writes the release.
+        (("census", "kanon", 0.0), 2.0, 2.0),
+        (("census", "kanon", 0.05), 10.0, 10.0),
     ):
         out = outcomes.get((dataset, method, suppression), {})
         if "e2e" not in out:

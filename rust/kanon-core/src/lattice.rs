@@ -1386,6 +1386,8 @@ struct State<'s, 'a> {
     bounds: Vec<f64>,
     /// The lowest cost of a feasible node checked so far.
     incumbent: f64,
+    /// Checked nodes with a positive suppression penalty, largest first.
+    penalized: Vec<(f64, Vec<u32>)>,
 }
 
 /// Classes kept in the roll-up cache at most (all nodes together).
@@ -1407,6 +1409,7 @@ impl<'s, 'a> State<'s, 'a> {
                 .map(|v| search.lower_bound(&search.levels_of(v)))
                 .collect(),
             incumbent: f64::INFINITY,
+            penalized: Vec::new(),
         }
     }
 
@@ -1469,6 +1472,13 @@ impl<'s, 'a> State<'s, 'a> {
         let levels = self.search.levels_of(v);
         let classes = self.classes(&levels);
         self.penalty[v] = self.search.penalty(&levels, &classes);
+        if self.penalty[v] > 0.0 {
+            // Kept by decreasing penalty: the first one above a node bounds its penalty.
+            let at = self
+                .penalized
+                .partition_point(|(p, _)| *p >= self.penalty[v]);
+            self.penalized.insert(at, (self.penalty[v], levels.clone()));
+        }
         let suppressed = if self.search.tag_full {
             self.search.verdict(&levels, &classes).suppressed
         } else {
@@ -1496,6 +1506,28 @@ impl<'s, 'a> State<'s, 'a> {
     fn beyond_incumbent(&self, v: usize) -> bool {
         let tolerance = TIE * self.incumbent.abs().max(1.0);
         self.bounds[v] > self.incumbent + tolerance
+    }
+
+    /// [`State::beyond_incumbent`] with the bound raised by the largest suppression
+    /// penalty checked at a coarser node (for the start of a path).
+    fn beyond_incumbent_penalized(&self, v: usize) -> bool {
+        if self.beyond_incumbent(v) {
+            return true;
+        }
+        if !self.incumbent.is_finite() {
+            return false;
+        }
+        let search = self.search;
+        let levels = search.levels_of(v);
+        let Some((penalty, _)) = self
+            .penalized
+            .iter()
+            .find(|(_, above)| above.iter().zip(&levels).all(|(a, l)| a >= l))
+        else {
+            return false;
+        };
+        let tolerance = TIE * self.incumbent.abs().max(1.0);
+        search.additive_cost(&levels, *penalty) > self.incumbent + tolerance
     }
 
     /// Give `v` and every node above (within) or below (over) it `status`.
@@ -1540,7 +1572,7 @@ impl<'s, 'a> State<'s, 'a> {
         // The key allocates a level vector: compute it once per node.
         order.sort_by_cached_key(|&v| (search.levels_of(v).iter().sum::<u32>(), v));
         for v in order {
-            if self.status[v] != Status::Unknown || self.beyond_incumbent(v) {
+            if self.status[v] != Status::Unknown || self.beyond_incumbent_penalized(v) {
                 continue;
             }
             let mut path = vec![v];
