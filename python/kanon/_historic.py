@@ -39,13 +39,10 @@ from kanon._anonymize import (
     coded_ctes,
     hierarchy_cte,
     hierarchy_lists,
-    label_at,
-    release_columns,
     tuple_lists,
 )
-from kanon._optimal import HISTORIC_REPORT
+from kanon._optimal import HISTORIC_REPORT, transformation_release
 from kanon._sql import literal
-from kanon.hierarchy import ROOT
 
 if TYPE_CHECKING:
     from kanon._anonymize import AnonymizeOptions, AnonymizePlan, QuasiIdentifier
@@ -105,31 +102,16 @@ def historic_sql(
 
     (The release has no group assignment to store, so its assignment query is itself.)
     """
-    m = len(qis)
     ctes = historic_ctes(table, qis, options, rows, ctes)
-    ctes.append(
-        '"__kanon_s" AS (SELECT unnest(r.cells) AS "__kanon_cells", '
-        '(generate_subscripts(r.cells, 1) - 1)::UBIGINT AS t FROM "__kanon_run")'
-    )
-    # Only the levels travel with every row (the struct also holds a mask per tuple).
-    ctes.append('"__kanon_levels" AS (SELECT r.levels AS levels FROM "__kanon_run")')
-    codes = [f'"__kanon_c{j}"' for j in range(m)]
-
-    def generalized(j: int) -> str:
-        lvl = f"run.levels[{j + 1}]"
-        return (
-            f'CASE WHEN (s."__kanon_cells" >> {j}) & 1 = 1 OR {lvl} = {qis[j].height} '
-            f"THEN {literal(ROOT)} ELSE {label_at(j, qis[j], lvl)} END"
-        )
-
-    out = release_columns(table, qis, identifiers, "r", generalized)
-    joins = " ".join(f'JOIN "__kanon_v{j}" v{j} ON v{j}.a0 = r.{codes[j]}' for j in range(m))
-    full = (1 << m) - 1  # every cell suppressed: the whole row
-    where = f' WHERE s."__kanon_cells" <> {full}::UBIGINT' if options.drop_suppressed else ""
-    sql = (
-        "WITH " + ",\n".join(ctes) + f'\nSELECT {", ".join(out)} FROM "__kanon_r" r '
-        f'JOIN "__kanon_t" t USING ({", ".join(codes)}) JOIN "__kanon_s" s USING (t) '
-        f'CROSS JOIN "__kanon_levels" run {joins}{where}'
+    full = (1 << len(qis)) - 1  # every cell suppressed: the whole row
+    sql = transformation_release(
+        table,
+        qis,
+        identifiers,
+        ctes,
+        "cells",
+        lambda j: f'(s."__kanon_x" >> {j}) & 1 = 1',
+        f's."__kanon_x" = {full}::UBIGINT' if options.drop_suppressed else None,
     )
     return sql, sql
 

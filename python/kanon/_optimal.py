@@ -37,6 +37,8 @@ from kanon.exceptions import InvalidInputError
 from kanon.hierarchy import ROOT
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from kanon._anonymize import AnonymizeOptions, AnonymizePlan, QuasiIdentifier
     from kanon._catalog import Table
     from kanon._models import ResolvedModels
@@ -248,29 +250,57 @@ def optimal_sql(
 
     (The release has no group assignment to store, so its assignment query is itself.)
     """
-    m = len(qis)
     ctes = optimal_ctes(table, qis, options, rows, ctes, models)
-    ctes.append(
-        '"__kanon_s" AS (SELECT unnest(r.s) AS "__kanon_sup", '
-        '(generate_subscripts(r.s, 1) - 1)::UBIGINT AS t FROM "__kanon_run")'
+    sql = transformation_release(
+        table,
+        qis,
+        identifiers,
+        ctes,
+        "s",
+        lambda _: 's."__kanon_x"',
+        's."__kanon_x"' if options.drop_suppressed else None,
     )
-    # Only the levels travel with every row (the struct also holds a flag per tuple).
-    ctes.append('"__kanon_levels" AS (SELECT r.levels AS levels FROM "__kanon_run")')
+    return sql, sql
+
+
+def transformation_release(
+    table: Table,
+    qis: list[QuasiIdentifier],
+    identifiers: tuple[str, ...],
+    ctes: list[str],
+    field: str,
+    hidden: Callable[[int], str],
+    dropped: str | None,
+) -> str:
+    """The release of a full-domain transformation computed by ``__kanon_run``.
+
+    ``r.levels`` holds a level per QI and ``r.{field}`` a value per tuple ``t``, read
+    as ``s."__kanon_x"``: QI ``j`` of a row is ``'*'`` where ``hidden(j)`` holds (or at
+    the top level), else its label at the level; rows where ``dropped`` holds are left
+    out.
+    """
+    m = len(qis)
+    ctes = [
+        *ctes,
+        f'"__kanon_s" AS (SELECT unnest(r.{field}) AS "__kanon_x", '
+        f'(generate_subscripts(r.{field}, 1) - 1)::UBIGINT AS t FROM "__kanon_run")',
+        # Only the levels travel with every row (the struct also holds a value per tuple).
+        '"__kanon_levels" AS (SELECT r.levels AS levels FROM "__kanon_run")',
+    ]
     codes = [f'"__kanon_c{j}"' for j in range(m)]
 
     def generalized(j: int) -> str:
         lvl = f"run.levels[{j + 1}]"
         return (
-            f'CASE WHEN s."__kanon_sup" OR {lvl} = {qis[j].height} THEN {literal(ROOT)} '
+            f"CASE WHEN {hidden(j)} OR {lvl} = {qis[j].height} THEN {literal(ROOT)} "
             f"ELSE {label_at(j, qis[j], lvl)} END"
         )
 
     out = release_columns(table, qis, identifiers, "r", generalized)
     joins = " ".join(f'JOIN "__kanon_v{j}" v{j} ON v{j}.a0 = r.{codes[j]}' for j in range(m))
-    where = ' WHERE NOT s."__kanon_sup"' if options.drop_suppressed else ""
-    sql = (
+    where = "" if dropped is None else f" WHERE NOT ({dropped})"
+    return (
         "WITH " + ",\n".join(ctes) + f'\nSELECT {", ".join(out)} FROM "__kanon_r" r '
         f'JOIN "__kanon_t" t USING ({", ".join(codes)}) JOIN "__kanon_s" s USING (t) '
         f'CROSS JOIN "__kanon_levels" run {joins}{where}'
     )
-    return sql, sql
