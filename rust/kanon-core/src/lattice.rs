@@ -1519,15 +1519,14 @@ impl<'s, 'a> State<'s, 'a> {
         }
         let search = self.search;
         let levels = search.levels_of(v);
-        let Some((penalty, _)) = self
-            .penalized
-            .iter()
-            .find(|(_, above)| above.iter().zip(&levels).all(|(a, l)| a >= l))
-        else {
-            return false;
-        };
         let tolerance = TIE * self.incumbent.abs().max(1.0);
-        search.additive_cost(&levels, *penalty) > self.incumbent + tolerance
+        // Penalties are sorted largest first: stop at the first that could not prune.
+        self.penalized
+            .iter()
+            .take_while(|(penalty, _)| {
+                search.additive_cost(&levels, *penalty) > self.incumbent + tolerance
+            })
+            .any(|(_, above)| above.iter().zip(&levels).all(|(a, l)| a >= l))
     }
 
     /// Give `v` and every node above (within) or below (over) it `status`.
