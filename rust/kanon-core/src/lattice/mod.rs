@@ -34,15 +34,20 @@
 //! rows itself; this makes the feasible set of nodes non-monotone, so only the bound on
 //! suppressed rows (which is monotone) is used for tagging.
 
-use std::collections::HashMap;
+use std::rc::Rc;
 
 use rayon::prelude::*;
-use std::hash::{BuildHasherDefault, Hasher};
-use std::rc::Rc;
 
 use crate::error::{KernelError, Result};
 use crate::hierarchy::Hierarchy;
-use crate::models::{merge_sorted, ModelCheck, PrivacyModels};
+use crate::models::{ModelCheck, PrivacyModels};
+
+mod group;
+mod models;
+
+use group::{sum_by_key, KeyMap, PackedKey, PARALLEL_TUPLES};
+use models::Verdict;
+pub use models::{ModelInput, NO_LABEL};
 
 const KERNEL: &str = "optimal";
 
@@ -103,32 +108,6 @@ pub struct LatticeOptions {
     pub node_loss: Vec<Vec<Vec<f64>>>,
 }
 
-/// The privacy models besides k-anonymity and the data they need: the sensitive values
-/// of the histogram's tuples and the population for δ-presence.
-#[derive(Debug, Clone, Default)]
-pub struct ModelInput<'a> {
-    /// The models; none by default (k-anonymity only).
-    pub models: PrivacyModels,
-    /// Sensitive entries: tuple index, sensitive code and rows, the rows of every tuple
-    /// split by its sensitive values (they must add up to the tuple's count).
-    pub sensitive_tuples: &'a [u32],
-    /// See `sensitive_tuples`.
-    pub sensitive_codes: &'a [u32],
-    /// See `sensitive_tuples`.
-    pub sensitive_counts: &'a [u64],
-    /// Number of sensitive codes (for a hierarchical ground distance, its leaves).
-    pub sensitive_values: usize,
-    /// Population rows for δ-presence, row-major: per attribute `j`, the label code of
-    /// the row at every level `0..=height_j` ([`NO_LABEL`] where the label does not occur
-    /// in the table's hierarchy codes).
-    pub population_paths: &'a [u32],
-    /// Rows per population path.
-    pub population_counts: &'a [u64],
-}
-
-/// A population label that matches no label of the table.
-pub const NO_LABEL: u32 = u32::MAX;
-
 /// Evaluation of one node.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodeEval {
@@ -161,108 +140,8 @@ pub struct Optimum {
     pub tagged: usize,
 }
 
-/// Inputs of at least this many tuples or classes compute their keys in parallel.
-const PARALLEL_TUPLES: usize = 1 << 16;
-
-/// Sum the counts of equal keys, in the order keys first occur (deterministic), with an
-/// open-addressing table sized for `expected` distinct keys, which must bound them (the
-/// callers pass the number of items or of possible labels, whichever is smaller), so the
-/// table is never more than half full.
-fn sum_by_key<K: PackedKey>(items: impl Iterator<Item = (K, u64)>, expected: usize) -> Vec<Class> {
-    // At most 70 % full.
-    let capacity = (expected.max(4) * 10 / 7 + 1).next_power_of_two();
-    let shift = 64 - capacity.trailing_zeros();
-    let mask = capacity - 1;
-    let mut keys: Vec<K> = vec![K::EMPTY; capacity];
-    let mut counts: Vec<u64> = vec![0; capacity];
-    let mut order: Vec<u32> = Vec::with_capacity(expected.min(1 << 20));
-    for (key, count) in items {
-        let mut i = (key.fold().wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize;
-        loop {
-            if keys[i] == key {
-                counts[i] += count;
-                break;
-            }
-            if keys[i] == K::EMPTY {
-                keys[i] = key;
-                counts[i] = count;
-                order.push(i as u32);
-                break;
-            }
-            i = (i + 1) & mask;
-        }
-    }
-    order
-        .into_iter()
-        .map(|i| (keys[i as usize].wide(), counts[i as usize]))
-        .collect()
-}
-
-/// A packed class key of [`sum_by_key`]: `u64` when the codes fit in 63 bits (half the
-/// memory traffic), else `u128` (127 bits at most); the all-ones value marks an empty
-/// slot.
-trait PackedKey: Copy + Eq + Send + Sync {
-    const EMPTY: Self;
-    /// 64 bits to hash.
-    fn fold(self) -> u64;
-    /// The key as `u128`.
-    fn wide(self) -> u128;
-}
-
-impl PackedKey for u64 {
-    const EMPTY: Self = u64::MAX;
-    fn fold(self) -> u64 {
-        self
-    }
-    fn wide(self) -> u128 {
-        u128::from(self)
-    }
-}
-
-impl PackedKey for u128 {
-    const EMPTY: Self = u128::MAX;
-    fn fold(self) -> u64 {
-        (self as u64) ^ ((self >> 64) as u64).rotate_left(29)
-    }
-    fn wide(self) -> u128 {
-        self
-    }
-}
-
-/// A fixed, seedless hasher for packed class keys (deterministic iteration order).
-#[derive(Default)]
-struct KeyHasher(u64);
-
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x517c_c1b7_2722_0a95);
-        }
-    }
-
-    fn write_u128(&mut self, v: u128) {
-        let x = (v as u64) ^ ((v >> 64) as u64).rotate_left(29);
-        let x = (x ^ (x >> 31)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        self.0 = x ^ (x >> 29);
-    }
-}
-
-type KeyMap<V> = HashMap<u128, V, BuildHasherDefault<KeyHasher>>;
-
 /// One class of a node: its generalized codes (packed) and its row count.
 type Class = (u128, u64);
-
-/// Which classes of a node fail (below k or a model), their rows, and whether the class
-/// they form when kept (`*`) satisfies k and the models.
-struct Verdict {
-    fails: Vec<bool>,
-    suppressed: u64,
-    star_ok: bool,
-}
 
 /// The search state over one histogram.
 struct Search<'a> {
@@ -478,233 +357,6 @@ impl<'a> Search<'a> {
         search.per_label = (0..m).map(|j| search.label_costs(j)).collect();
         search.additive = (0..m).map(|j| search.level_sums(j)).collect();
         Ok(search)
-    }
-
-    /// Validate and index the models' data: sensitive entries by tuple, the table-wide
-    /// sensitive distribution, population paths (and that the table is part of it).
-    fn load_models(&mut self, input: &ModelInput<'a>) -> Result<()> {
-        let models = &input.models;
-        if models.is_empty() {
-            return Ok(());
-        }
-        let invalid = |message: String| KernelError::InvalidArgument {
-            kernel: KERNEL,
-            message,
-        };
-        let n = self.counts.len();
-        let mut global = Vec::new();
-        if models.need_sensitive() {
-            let e = input.sensitive_tuples.len();
-            for (name, len) in [
-                ("sensitive_codes", input.sensitive_codes.len()),
-                ("sensitive_counts", input.sensitive_counts.len()),
-            ] {
-                if len != e {
-                    return Err(KernelError::LengthMismatch {
-                        kernel: KERNEL,
-                        argument: name,
-                        got: len,
-                        expected: e,
-                    });
-                }
-            }
-            global = vec![0u64; input.sensitive_values];
-            let mut per_tuple = vec![0u64; n];
-            let mut start = vec![0usize; n + 1];
-            for ((&t, &code), &c) in input
-                .sensitive_tuples
-                .iter()
-                .zip(input.sensitive_codes)
-                .zip(input.sensitive_counts)
-            {
-                if t as usize >= n || code as usize >= global.len() {
-                    return Err(invalid(format!(
-                        "sensitive entry (tuple {t}, code {code}) is outside the {n} tuples or \
-                         the {} sensitive values",
-                        global.len()
-                    )));
-                }
-                per_tuple[t as usize] += c;
-                global[code as usize] += c;
-                start[t as usize + 1] += 1;
-            }
-            if let Some(t) = (0..n).find(|&t| per_tuple[t] != self.counts[t]) {
-                return Err(invalid(format!(
-                    "the sensitive entries of tuple {t} hold {} rows, its count is {}",
-                    per_tuple[t], self.counts[t]
-                )));
-            }
-            for t in 0..n {
-                start[t + 1] += start[t];
-            }
-            let mut entries = vec![(0u32, 0u64); e];
-            let mut next = start.clone();
-            for ((&t, &code), &c) in input
-                .sensitive_tuples
-                .iter()
-                .zip(input.sensitive_codes)
-                .zip(input.sensitive_counts)
-            {
-                entries[next[t as usize]] = (code, c);
-                next[t as usize] += 1;
-            }
-            self.entry_start = start;
-            self.entries = entries;
-        }
-        if models.delta_presence.is_some() {
-            self.load_population(input)?;
-        }
-        self.check = Some(ModelCheck::new(KERNEL, models, &global)?);
-        Ok(())
-    }
-
-    /// Check the population paths and that every table row has a population match.
-    fn load_population(&mut self, input: &ModelInput<'a>) -> Result<()> {
-        let invalid = |message: String| KernelError::InvalidArgument {
-            kernel: KERNEL,
-            message,
-        };
-        let mut offset = 0;
-        for h in self.hierarchies {
-            self.path_offset.push(offset);
-            offset += h.height() + 1;
-        }
-        self.path_len = offset;
-        let rows = input.population_counts.len();
-        if input.population_paths.len() != rows * offset {
-            return Err(KernelError::LengthMismatch {
-                kernel: KERNEL,
-                argument: "population_paths",
-                got: input.population_paths.len(),
-                expected: rows * offset,
-            });
-        }
-        let mut leaf_rows: KeyMap<u64> = KeyMap::default();
-        for (r, (path, &c)) in input
-            .population_paths
-            .chunks_exact(offset)
-            .zip(input.population_counts)
-            .enumerate()
-        {
-            for (j, h) in self.hierarchies.iter().enumerate() {
-                for l in 0..=h.height() {
-                    let code = path[self.path_offset[j] + l];
-                    if code != NO_LABEL && code >= h.width(l) {
-                        return Err(invalid(format!(
-                            "population row {r} has code {code} at level {l} of attribute {j}, \
-                             which has {} labels there",
-                            h.width(l)
-                        )));
-                    }
-                }
-            }
-            self.population_rows += c;
-            if let Some(key) = self.path_key(path, &vec![0; self.m]) {
-                *leaf_rows.entry(key).or_insert(0) += c;
-            }
-        }
-        let mut table_rows: KeyMap<u64> = KeyMap::default();
-        for (row, &c) in self.tuples.chunks_exact(self.m).zip(self.counts) {
-            *table_rows
-                .entry(self.key(row, &vec![0; self.m]))
-                .or_insert(0) += c;
-        }
-        let missing: u64 = table_rows
-            .iter()
-            .map(|(key, &c)| c.saturating_sub(leaf_rows.get(key).copied().unwrap_or(0)))
-            .sum();
-        if missing > 0 {
-            return Err(invalid(format!(
-                "{missing} rows of the table have no matching row in the population \
-                 (δ-presence needs the table to be a subset of the population)"
-            )));
-        }
-        Ok(())
-    }
-
-    /// The packed key of a population path at `levels` (None if a label is absent from
-    /// the table).
-    fn path_key(&self, path: &[u32], levels: &[u32]) -> Option<u128> {
-        let mut key = 0u128;
-        for (j, &l) in levels.iter().enumerate() {
-            let code = path[self.path_offset[j] + l as usize];
-            if code == NO_LABEL {
-                return None;
-            }
-            key |= u128::from(code) << self.shift[j];
-        }
-        Some(key)
-    }
-
-    /// Which classes fail k or a model, their rows and whether they satisfy k and the
-    /// models together as the class of `*`.
-    fn verdict(&self, levels: &[u32], classes: &[Class]) -> Verdict {
-        let k = self.options.k;
-        let Some(check) = &self.check else {
-            let fails: Vec<bool> = classes.iter().map(|&(_, size)| size < k).collect();
-            let suppressed = self.small_rows(classes);
-            return Verdict {
-                fails,
-                suppressed,
-                star_ok: suppressed >= k,
-            };
-        };
-        let index: KeyMap<usize> = classes
-            .iter()
-            .enumerate()
-            .map(|(c, &(key, _))| (key, c))
-            .collect();
-        let class_of = |key: u128| index.get(&key).copied();
-        let mut histograms: Vec<Vec<(u32, u64)>> = vec![Vec::new(); classes.len()];
-        if !self.entries.is_empty() {
-            for (t, row) in self.tuples.chunks_exact(self.m).enumerate() {
-                if let Some(c) = class_of(self.key(row, levels)) {
-                    let entries = &self.entries[self.entry_start[t]..self.entry_start[t + 1]];
-                    histograms[c].extend_from_slice(entries);
-                }
-            }
-            for h in &mut histograms {
-                merge_sorted(h);
-            }
-        }
-        let mut population = vec![0u64; classes.len()];
-        if self.path_len > 0 {
-            for (path, &n) in self
-                .population
-                .chunks_exact(self.path_len)
-                .zip(self.population_counts)
-            {
-                if let Some(c) = self.path_key(path, levels).and_then(class_of) {
-                    population[c] += n;
-                }
-            }
-        }
-        let fails: Vec<bool> = classes
-            .iter()
-            .enumerate()
-            .map(|(c, &(_, size))| size < k || !check.class_ok(&histograms[c], size, population[c]))
-            .collect();
-        let suppressed: u64 = classes
-            .iter()
-            .zip(&fails)
-            .filter(|(_, &f)| f)
-            .map(|(&(_, size), _)| size)
-            .sum();
-        let star_ok = suppressed >= k && {
-            let mut star: Vec<(u32, u64)> = histograms
-                .iter()
-                .zip(&fails)
-                .filter(|(_, &f)| f)
-                .flat_map(|(h, _)| h.iter().copied())
-                .collect();
-            merge_sorted(&mut star);
-            check.class_ok(&star, suppressed, self.population_rows)
-        };
-        Verdict {
-            fails,
-            suppressed,
-            star_ok,
-        }
     }
 
     /// Per level and label of attribute `j`, the metric's per-row generalization cost

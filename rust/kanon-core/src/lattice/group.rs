@@ -1,0 +1,102 @@
+//! Grouping rows into classes: packed keys summed in an open-addressing table, and a
+//! seedless hasher for maps keyed by packed classes.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use super::Class;
+
+/// Inputs of at least this many tuples or classes compute their keys in parallel.
+pub(super) const PARALLEL_TUPLES: usize = 1 << 16;
+
+/// Sum the counts of equal keys, in the order keys first occur (deterministic), with an
+/// open-addressing table sized for `expected` distinct keys, which must bound them (the
+/// callers pass the number of items or of possible labels, whichever is smaller), so the
+/// table is never more than half full.
+pub(super) fn sum_by_key<K: PackedKey>(
+    items: impl Iterator<Item = (K, u64)>,
+    expected: usize,
+) -> Vec<Class> {
+    // At most 70 % full.
+    let capacity = (expected.max(4) * 10 / 7 + 1).next_power_of_two();
+    let shift = 64 - capacity.trailing_zeros();
+    let mask = capacity - 1;
+    let mut keys: Vec<K> = vec![K::EMPTY; capacity];
+    let mut counts: Vec<u64> = vec![0; capacity];
+    let mut order: Vec<u32> = Vec::with_capacity(expected.min(1 << 20));
+    for (key, count) in items {
+        let mut i = (key.fold().wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize;
+        loop {
+            if keys[i] == key {
+                counts[i] += count;
+                break;
+            }
+            if keys[i] == K::EMPTY {
+                keys[i] = key;
+                counts[i] = count;
+                order.push(i as u32);
+                break;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+    order
+        .into_iter()
+        .map(|i| (keys[i as usize].wide(), counts[i as usize]))
+        .collect()
+}
+
+/// A packed class key of [`sum_by_key`]: `u64` when the codes fit in 63 bits (half the
+/// memory traffic), else `u128` (127 bits at most); the all-ones value marks an empty
+/// slot.
+pub(super) trait PackedKey: Copy + Eq + Send + Sync {
+    const EMPTY: Self;
+    /// 64 bits to hash.
+    fn fold(self) -> u64;
+    /// The key as `u128`.
+    fn wide(self) -> u128;
+}
+
+impl PackedKey for u64 {
+    const EMPTY: Self = u64::MAX;
+    fn fold(self) -> u64 {
+        self
+    }
+    fn wide(self) -> u128 {
+        u128::from(self)
+    }
+}
+
+impl PackedKey for u128 {
+    const EMPTY: Self = u128::MAX;
+    fn fold(self) -> u64 {
+        (self as u64) ^ ((self >> 64) as u64).rotate_left(29)
+    }
+    fn wide(self) -> u128 {
+        self
+    }
+}
+
+/// A fixed, seedless hasher for packed class keys (deterministic iteration order).
+#[derive(Default)]
+pub(super) struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x517c_c1b7_2722_0a95);
+        }
+    }
+
+    fn write_u128(&mut self, v: u128) {
+        let x = (v as u64) ^ ((v >> 64) as u64).rotate_left(29);
+        let x = (x ^ (x >> 31)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        self.0 = x ^ (x >> 29);
+    }
+}
+
+pub(super) type KeyMap<V> = HashMap<u128, V, BuildHasherDefault<KeyHasher>>;
