@@ -280,10 +280,11 @@ def _check_hierarchies(
         c = ident(q.column.name)
         top = q.height
         probes.append(
+            # Distinct values first: only they are cast to text.
             f"(SELECT 1 AS kind, {j} AS j, v, NULL AS w FROM "
-            f"(SELECT {value_text(c, q.column.type)} AS v "
-            f"FROM {table.sql} WHERE {c} IS NOT NULL EXCEPT SELECT k FROM {h}) "
-            f"ORDER BY v LIMIT {_SHOWN})"
+            f"(SELECT {value_text('x', q.column.type)} AS v FROM "
+            f"(SELECT DISTINCT {c} AS x FROM {table.sql} WHERE {c} IS NOT NULL) "
+            f"EXCEPT SELECT k FROM {h}) ORDER BY v LIMIT {_SHOWN})"
         )
         probes.append(
             f"(SELECT 2, {j}, k, NULL FROM {h} GROUP BY k HAVING count(*) > 1 "
