@@ -293,7 +293,7 @@ def _optimal_one(row: list[Any]) -> dict[str, Any]:
         [int(x) for x in options["max_level"]],
         **_model_args(options, row[7:]),
     )
-    suppressed = pa.array(memoryview(flags).cast("B").tolist(), pa.uint8()).cast(pa.bool_())
+    suppressed = from_bytes(flags, pa.uint8()).cast(pa.bool_())
     return {"levels": chosen, "s": suppressed, "stats": json.dumps(stats)}
 
 
