@@ -1,6 +1,7 @@
 //! Grouping rows into classes: packed keys summed in an open-addressing table, and a
 //! seedless hasher for maps keyed by packed classes.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -21,29 +22,50 @@ pub(super) fn sum_by_key<K: PackedKey>(
     let capacity = (expected.max(4) * 10 / 7 + 1).next_power_of_two();
     let shift = 64 - capacity.trailing_zeros();
     let mask = capacity - 1;
-    let mut keys: Vec<K> = vec![K::EMPTY; capacity];
-    let mut counts: Vec<u64> = vec![0; capacity];
-    let mut order: Vec<u32> = Vec::with_capacity(expected.min(1 << 20));
-    for (key, count) in items {
-        let mut i = (key.fold().wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize;
-        loop {
-            if keys[i] == key {
-                counts[i] += count;
-                break;
+    // The table is kept between calls (all slots empty at rest): a fresh one would be
+    // allocated and cleared for every node.
+    K::with_table(|keys| {
+        COUNTS.with(|counts| {
+            let mut counts = counts.borrow_mut();
+            if keys.len() < capacity {
+                keys.resize(capacity, K::EMPTY);
+                counts.resize(capacity, 0);
             }
-            if keys[i] == K::EMPTY {
-                keys[i] = key;
-                counts[i] = count;
-                order.push(i as u32);
-                break;
+            let mut order: Vec<u32> = Vec::with_capacity(expected.min(1 << 20));
+            for (key, count) in items {
+                let mut i = (key.fold().wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize;
+                loop {
+                    if keys[i] == key {
+                        counts[i] += count;
+                        break;
+                    }
+                    if keys[i] == K::EMPTY {
+                        keys[i] = key;
+                        counts[i] = count;
+                        order.push(i as u32);
+                        break;
+                    }
+                    i = (i + 1) & mask;
+                }
             }
-            i = (i + 1) & mask;
-        }
-    }
-    order
-        .into_iter()
-        .map(|i| (keys[i as usize].wide(), counts[i as usize]))
-        .collect()
+            order
+                .into_iter()
+                .map(|i| {
+                    let i = i as usize;
+                    let class = (keys[i].wide(), counts[i]);
+                    keys[i] = K::EMPTY;
+                    class
+                })
+                .collect()
+        })
+    })
+}
+
+thread_local! {
+    /// Counts of [`sum_by_key`]'s table (valid where a key is set).
+    static COUNTS: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+    static TABLE_64: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+    static TABLE_128: RefCell<Vec<u128>> = const { RefCell::new(Vec::new()) };
 }
 
 /// A packed class key of [`sum_by_key`]: `u64` when the codes fit in 63 bits (half the
@@ -55,10 +77,15 @@ pub(super) trait PackedKey: Copy + Eq + Send + Sync {
     fn fold(self) -> u64;
     /// The key as `u128`.
     fn wide(self) -> u128;
+    /// Run `f` on this thread's table of keys of this type (all empty at rest).
+    fn with_table<R>(f: impl FnOnce(&mut Vec<Self>) -> R) -> R;
 }
 
 impl PackedKey for u64 {
     const EMPTY: Self = u64::MAX;
+    fn with_table<R>(f: impl FnOnce(&mut Vec<Self>) -> R) -> R {
+        TABLE_64.with(|table| f(&mut table.borrow_mut()))
+    }
     fn fold(self) -> u64 {
         self
     }
@@ -69,6 +96,9 @@ impl PackedKey for u64 {
 
 impl PackedKey for u128 {
     const EMPTY: Self = u128::MAX;
+    fn with_table<R>(f: impl FnOnce(&mut Vec<Self>) -> R) -> R {
+        TABLE_128.with(|table| f(&mut table.borrow_mut()))
+    }
     fn fold(self) -> u64 {
         (self as u64) ^ ((self >> 64) as u64).rotate_left(29)
     }
