@@ -195,6 +195,54 @@ impl Hierarchy {
     }
 }
 
+/// Check a histogram of leaf-code tuples (`m` codes per tuple, one count per tuple)
+/// against one hierarchy per attribute, and return its number of rows.
+///
+/// # Errors
+/// [`KernelError::LengthMismatch`] if `m` is 0 or differs from the hierarchies, or the
+/// tuples are not `m` codes per count; [`KernelError::InvalidArgument`] for a code
+/// outside its hierarchy's leaves or counts that overflow 64 bits.
+pub(crate) fn check_histogram(
+    kernel: &'static str,
+    tuples: &[u32],
+    m: usize,
+    counts: &[u64],
+    hierarchies: &[Hierarchy],
+) -> Result<u64> {
+    let invalid = |message: String| KernelError::InvalidArgument { kernel, message };
+    if m == 0 || hierarchies.len() != m {
+        return Err(KernelError::LengthMismatch {
+            kernel,
+            argument: "hierarchies",
+            got: hierarchies.len(),
+            expected: m.max(1),
+        });
+    }
+    let expected = counts.len().saturating_mul(m);
+    if tuples.len() != expected {
+        return Err(KernelError::LengthMismatch {
+            kernel,
+            argument: "tuples",
+            got: tuples.len(),
+            expected,
+        });
+    }
+    for (t, row) in tuples.chunks_exact(m).enumerate() {
+        for (j, (&code, h)) in row.iter().zip(hierarchies).enumerate() {
+            if code as usize >= h.leaves() {
+                return Err(invalid(format!(
+                    "tuple {t} has code {code} in attribute {j}, which has {} leaves",
+                    h.leaves()
+                )));
+            }
+        }
+    }
+    counts
+        .iter()
+        .try_fold(0u64, |acc, &c| acc.checked_add(c))
+        .ok_or_else(|| invalid("the counts overflow 64 bits".to_owned()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

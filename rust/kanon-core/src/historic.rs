@@ -39,7 +39,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::error::{KernelError, Result};
-use crate::hierarchy::Hierarchy;
+use crate::hierarchy::{check_histogram, Hierarchy};
 
 const DATAFLY: &str = "datafly";
 const MU_ARGUS: &str = "mu_argus";
@@ -376,27 +376,11 @@ fn validate(
     k: u64,
 ) -> Result<()> {
     let invalid = |message: String| KernelError::InvalidArgument { kernel, message };
-    if m == 0 || hierarchies.len() != m {
-        return Err(KernelError::LengthMismatch {
-            kernel,
-            argument: "hierarchies",
-            got: hierarchies.len(),
-            expected: m.max(1),
-        });
-    }
+    let rows = check_histogram(kernel, tuples, m, counts, hierarchies)?;
     if m > MAX_ATTRIBUTES {
         return Err(invalid(format!(
             "at most {MAX_ATTRIBUTES} quasi-identifiers are supported, got {m}"
         )));
-    }
-    let expected = counts.len().saturating_mul(m);
-    if tuples.len() != expected {
-        return Err(KernelError::LengthMismatch {
-            kernel,
-            argument: "tuples",
-            got: tuples.len(),
-            expected,
-        });
     }
     if k == 0 {
         return Err(invalid("k must be at least 1".to_owned()));
@@ -416,20 +400,6 @@ fn validate(
             )));
         }
     }
-    for (t, row) in tuples.chunks_exact(m).enumerate() {
-        for (j, (&code, h)) in row.iter().zip(hierarchies).enumerate() {
-            if code as usize >= h.leaves() {
-                return Err(invalid(format!(
-                    "tuple {t} has code {code} in attribute {j}, which has {} leaves",
-                    h.leaves()
-                )));
-            }
-        }
-    }
-    let rows: u64 = counts
-        .iter()
-        .try_fold(0u64, |acc, &c| acc.checked_add(c))
-        .ok_or_else(|| invalid("the counts overflow 64 bits".to_owned()))?;
     if rows < k {
         return Err(invalid(format!(
             "the table has {rows} rows, fewer than k = {k}: no release can be k-anonymous"

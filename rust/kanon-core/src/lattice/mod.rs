@@ -39,7 +39,7 @@ use std::rc::Rc;
 use rayon::prelude::*;
 
 use crate::error::{KernelError, Result};
-use crate::hierarchy::Hierarchy;
+use crate::hierarchy::{check_histogram, Hierarchy};
 use crate::models::{ModelCheck, PrivacyModels};
 
 mod group;
@@ -196,22 +196,7 @@ impl<'a> Search<'a> {
             kernel: KERNEL,
             message,
         };
-        if m == 0 || hierarchies.len() != m {
-            return Err(KernelError::LengthMismatch {
-                kernel: KERNEL,
-                argument: "hierarchies",
-                got: hierarchies.len(),
-                expected: m.max(1),
-            });
-        }
-        if tuples.len() != counts.len() * m {
-            return Err(KernelError::LengthMismatch {
-                kernel: KERNEL,
-                argument: "tuples",
-                got: tuples.len(),
-                expected: counts.len() * m,
-            });
-        }
+        let rows = check_histogram(KERNEL, tuples, m, counts, hierarchies)?;
         for (name, list) in [
             ("min_level", options.min_level.len()),
             ("max_level", options.max_level.len()),
@@ -245,20 +230,6 @@ impl<'a> Search<'a> {
                 )));
             }
         }
-        for (t, row) in tuples.chunks_exact(m).enumerate() {
-            for (j, (&code, h)) in row.iter().zip(hierarchies).enumerate() {
-                if code as usize >= h.leaves() {
-                    return Err(invalid(format!(
-                        "tuple {t} has code {code} in attribute {j}, which has {} leaves",
-                        h.leaves()
-                    )));
-                }
-            }
-        }
-        let rows: u64 = counts
-            .iter()
-            .try_fold(0u64, |acc, &c| acc.checked_add(c))
-            .ok_or_else(|| invalid("the counts overflow 64 bits".to_owned()))?;
         if options.metric == Metric::Loss && !options.node_loss.is_empty() {
             if options.node_loss.len() != m {
                 return Err(KernelError::LengthMismatch {
