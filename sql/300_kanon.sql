@@ -1,7 +1,7 @@
 -- kanon: the anonymized rows of a table (every released QI combination occurs >= k times).
 -- Parameters: tbl VARCHAR; k BIGINT (>= 1, at most the row count); qi VARCHAR[] (default:
 --   the configured QIs); seed UBIGINT (forest: 0 = value order, another value another
---   release); method VARCHAR ('forest', 'forest_paper', 'optimal', or Sweeney's historic
+--   release); method VARCHAR ('forest', 'forest_paper', 'mondrian', 'optimal', or Sweeney's historic
 --   greedy full-domain baselines 'datafly' and 'mu_argus': rows they leave below k are
 --   suppressed, so the release is k-anonymous; kanon_search reports what they left); for
 --   'optimal' (and where said, the historic two): metric VARCHAR ('loss', 'height', 'nue', 'nue_nonmonotonic', 'dm',
@@ -13,7 +13,9 @@
 --   l_diversity VARCHAR 'distinct' (default) | 'entropy' | 'recursive' and c DOUBLE for
 --   recursive (c,l)), t DOUBLE with t_distance VARCHAR ('equal' | 'ordered' |
 --   'hierarchical', the last with the sensitive column's configured hierarchy), population
---   VARCHAR with delta_min / delta_max DOUBLE (δ-presence).
+--   VARCHAR with delta_min / delta_max DOUBLE (δ-presence); 'mondrian' takes l and t too.
+--   labels VARCHAR ('hierarchy' | 'range', local recodings: hierarchy node or the group's
+--   observed values [lo..hi] / {a, b}); block_size BIGINT (forest: rows per block).
 -- Output: the table's columns in order, one row per source row (suppressed rows dropped
 --   if asked): QIs as VARCHAR labels ('*' at the top, and for cells 'mu_argus' suppressed),
 --   identifiers '*', others unchanged.
@@ -32,7 +34,9 @@ CREATE OR REPLACE TEMP MACRO kanon(tbl, k, qi := CAST([] AS VARCHAR []), seed :=
                                    t_distance := CAST(NULL AS VARCHAR),
                                    population := CAST(NULL AS VARCHAR),
                                    delta_min := CAST(NULL AS DOUBLE),
-                                   delta_max := CAST(NULL AS DOUBLE)) AS TABLE
+                                   delta_max := CAST(NULL AS DOUBLE),
+                                   labels := CAST(NULL AS VARCHAR),
+                                   block_size := CAST(NULL AS BIGINT)) AS TABLE
 SELECT *
 FROM query(kanon_plan_anonymize(tbl, k, qi, seed, method, metric, max_suppression,
                                 drop_suppressed, min_level, max_level,
@@ -41,4 +45,5 @@ FROM query(kanon_plan_anonymize(tbl, k, qi, seed, method, metric, max_suppressio
                                               't_distance': t_distance,
                                               'population': population,
                                               'delta_min': delta_min,
-                                              'delta_max': delta_max}) AS VARCHAR)));
+                                              'delta_max': delta_max}) AS VARCHAR),
+                                labels, block_size));

@@ -26,4 +26,4 @@ def test_versions_agree() -> None:
 
 
 def test_public_api() -> None:
-    assert set(kanon.__all__) >= {"install", "configure", "check", "classes", "hierarchy"}
+    assert set(kanon.__all__) >= {"install", "configure", "check", "classes", "hierarchy", "hkp"}

@@ -14,6 +14,7 @@ from kanon import exceptions, hierarchy
 from kanon._check import CheckReport, check, classes
 from kanon._config import configure
 from kanon._core import __version__
+from kanon._hkp import HkpResult, hkp
 from kanon._install import install
 from kanon._materialize import Refreshed, materialize, refresh
 from kanon._metrics import Metrics
@@ -23,6 +24,7 @@ from kanon._release import anonymize, explain, metrics, search
 
 __all__ = [
     "CheckReport",
+    "HkpResult",
     "Metrics",
     "Refreshed",
     "Transformation",
@@ -34,6 +36,7 @@ __all__ = [
     "exceptions",
     "explain",
     "hierarchy",
+    "hkp",
     "install",
     "materialize",
     "metrics",

@@ -21,7 +21,6 @@ The generated SQL, step by step (all CTEs of one statement):
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -56,9 +55,14 @@ _SHOWN = 5
 
 #: Sweeney's historic greedy full-domain algorithms (baselines; ``kanon._historic``).
 HISTORIC_METHODS = ("datafly", "mu_argus")
-#: Every method of ``kanon(...)``: the forest's two variants, the optimal search and the
-#: historic algorithms.
-ALL_METHODS = (*METHODS, "optimal", *HISTORIC_METHODS)
+#: Every method of ``kanon(...)``: the forest's two variants, Mondrian, the optimal search
+#: and the historic algorithms.
+ALL_METHODS = (*METHODS, "mondrian", "optimal", *HISTORIC_METHODS)
+#: Label modes of the local recodings (forest, Mondrian): ``'hierarchy'`` (the default
+#: of the forest: the group's lowest common hierarchy node) or ``'range'`` (the group's
+#: observed values); Mondrian's default publishes ranges for numbers and dates and
+#: hierarchy nodes for the rest.
+LABELS = ("hierarchy", "range")
 #: The metrics of ``method := 'optimal'`` (see ``kanon-core::lattice::Metric``).
 OPTIMAL_METRICS = ("loss", "height", "nue", "nue_nonmonotonic", "dm", "dm_star", "aecs")
 
@@ -83,6 +87,8 @@ class AnonymizeOptions:
     min_level: tuple[tuple[str, int], ...] = ()
     max_level: tuple[tuple[str, int], ...] = ()
     models: PrivacyModels = field(default_factory=PrivacyModels)
+    labels: str | None = None
+    block_size: int | None = None
 
     @classmethod
     def of(
@@ -98,6 +104,8 @@ class AnonymizeOptions:
         min_level: dict[str, int] | None = None,
         max_level: dict[str, int] | None = None,
         models: PrivacyModels | None = None,
+        labels: str | None = None,
+        block_size: int | None = None,
     ) -> AnonymizeOptions:
         """Return the options of one call from Python or SQL.
 
@@ -114,6 +122,8 @@ class AnonymizeOptions:
             min_level=tuple((min_level or {}).items()),
             max_level=tuple((max_level or {}).items()),
             models=models or PrivacyModels(),
+            labels=labels,
+            block_size=block_size,
         )
 
     def validate(self) -> None:
@@ -133,6 +143,7 @@ class AnonymizeOptions:
             msg = f"max_suppression must be a fraction of the rows in [0, 1), got {s!r}"
             raise InvalidInputError(msg)
         self.models.validate()
+        self._validate_local()
         if self.method == "optimal":
             if self.metric is not None and self.metric not in OPTIMAL_METRICS:
                 msg = (
@@ -144,6 +155,10 @@ class AnonymizeOptions:
         if self.method in HISTORIC_METHODS:
             self._validate_historic()
             return
+        models_unset = not self.models.any()
+        if self.method == "mondrian":
+            # Mondrian cuts only where both sides satisfy l-diversity / t-closeness.
+            models_unset = self.models.population is None
         given = [
             name
             for name, unset in (
@@ -152,7 +167,7 @@ class AnonymizeOptions:
                 ("drop_suppressed", not self.drop_suppressed),
                 ("min_level", not self.min_level),
                 ("max_level", not self.max_level),
-                ("privacy models (l, t, population)", not self.models.any()),
+                ("privacy models (l, t, population)", models_unset),
             )
             if not unset
         ]
@@ -163,6 +178,32 @@ class AnonymizeOptions:
                 "max_suppression and drop_suppressed also to 'datafly' and 'mu_argus')"
             )
             raise InvalidInputError(msg)
+
+    def _validate_local(self) -> None:
+        """``labels`` and ``block_size`` belong to the local recodings."""
+        local = self.method in (*METHODS, "mondrian")
+        if self.labels is not None:
+            if self.labels not in LABELS:
+                msg = f"labels must be 'hierarchy' or 'range', got {self.labels!r}"
+                raise InvalidInputError(msg)
+            if not local:
+                msg = (
+                    f"labels apply to the local recodings 'forest', 'forest_paper' and "
+                    f"'mondrian', not to method {self.method!r} (its labels are hierarchy "
+                    "nodes at one level per column)"
+                )
+                raise InvalidInputError(msg)
+        b = self.block_size
+        if b is not None:
+            if isinstance(b, bool) or not isinstance(b, int) or b < 1:
+                msg = f"block_size must be a positive number of rows, got {b!r}"
+                raise InvalidInputError(msg)
+            if self.method not in METHODS:
+                msg = (
+                    f"block_size applies to methods 'forest' and 'forest_paper', not to "
+                    f"{self.method!r}"
+                )
+                raise InvalidInputError(msg)
 
     def _validate_historic(self) -> None:
         """Datafly and μ-Argus choose their own levels, by their own rules, for k only."""
@@ -405,8 +446,15 @@ def plan_anonymize(
         from kanon._historic import historic_sql
 
         sql, assignment = historic_sql(table, qis, identifiers, options, rows, ctes)
+    elif options.method == "mondrian":
+        # Imported here: the local planner builds on this module's CTEs.
+        from kanon._local import mondrian_sql
+
+        sql, assignment = mondrian_sql(table, qis, identifiers, options, rows, ctes, models)
     else:
-        sql, assignment = _forest_sql(table, qis, identifiers, options, ctes)
+        from kanon._local import forest_sql
+
+        sql, assignment = forest_sql(table, qis, identifiers, options, rows, ctes)
     return AnonymizePlan(sql, assignment, table, tuple(qis), identifiers, rows, models)
 
 
@@ -539,64 +587,3 @@ def release_columns(
         else:
             out.append(f"{row}.{name}")
     return out
-
-
-def _forest_sql(
-    table: Table,
-    qis: list[QuasiIdentifier],
-    identifiers: tuple[str, ...],
-    options: AnonymizeOptions,
-    ctes: list[str],
-) -> tuple[str, str]:
-    """The forest's release query and assignment query (source columns, group, levels)."""
-    m = len(qis)
-    ctes = coded_ctes(table, qis, ctes)
-    codes = [f'"__kanon_c{j}"' for j in range(m)]
-    hierarchies = hierarchy_lists(qis)
-    weights = ", ".join(repr(float(q.weight)) for q in qis)
-    cost, improve = METHODS[options.method]
-    kernel_options = {"m": m, "cost": cost, "improve": improve}
-    tuples, counts = tuple_lists(m)
-    ctes.append(
-        '"__kanon_run" AS (SELECT kanon_forest('
-        f"{tuples}, {counts}, "
-        f"[{hierarchies}], [{weights}]::DOUBLE[], {options.k}::UBIGINT, "
-        f"{options.seed}::UBIGINT, {literal(json.dumps(kernel_options))}) AS r)"
-    )
-    ctes.append(
-        '"__kanon_g" AS (SELECT unnest(r.g) AS "__kanon_grp", '
-        '(generate_subscripts(r.g, 1) - 1)::UBIGINT AS "__kanon_i" FROM "__kanon_run")'
-    )
-    ctes.append(
-        '"__kanon_lv" AS (SELECT unnest(r.lv) AS "__kanon_lvl", '
-        '(generate_subscripts(r.lv, 1) - 1)::UINTEGER AS "__kanon_grp" FROM "__kanon_run")'
-    )
-    # Rows sorted by their codes (the tuples' order), then by all their columns: the
-    # rows of tuple t take the positions start_t, start_t + 1, ... the kernel numbers them.
-    order = ", ".join([f"r.{c}" for c in codes] + [f"r.{ident(c.name)}" for c in table.columns])
-    ctes.append(
-        '"__kanon_n" AS (SELECT r.*, (row_number() OVER '
-        f'(ORDER BY {order}) - 1)::UBIGINT AS "__kanon_i" FROM "__kanon_r" r)'
-    )
-
-    def generalized(j: int) -> str:
-        lvl = f'lv."__kanon_lvl"[{j + 1}]'
-        return (
-            f"CASE WHEN {lvl} = {qis[j].height} THEN {literal(ROOT)} "
-            f"ELSE {label_at(j, qis[j], lvl)} END"
-        )
-
-    out = release_columns(table, qis, identifiers, "n", generalized)
-    head = "WITH " + ",\n".join(ctes)
-    # Labels come from the hierarchies by leaf code, after the rows were numbered (so the
-    # sort above does not carry them).
-    labels_join = " ".join(f'JOIN "__kanon_v{j}" v{j} ON v{j}.a0 = n.{codes[j]}' for j in range(m))
-    tail = (
-        'FROM "__kanon_n" n JOIN "__kanon_g" USING ("__kanon_i") '
-        f'JOIN "__kanon_lv" lv USING ("__kanon_grp") {labels_join}'
-    )
-    source = ", ".join(f"n.{ident(c.name)}" for c in table.columns)
-    return (
-        f"{head}\nSELECT {', '.join(out)} {tail}",
-        f'{head}\nSELECT {source}, "__kanon_grp", lv."__kanon_lvl" {tail}',
-    )

@@ -11,7 +11,12 @@ __all__ = [
     "forest_extend",
     "groupify",
     "historic_release",
+    "hkp",
     "lattice_optimal",
+    "mondrian_partition",
+    "progress",
+    "progress_cancel",
+    "progress_reset",
     "sql_bundle",
     "validate_hierarchy",
 ]
@@ -47,6 +52,8 @@ def forest_anonymize(
     k: int,
     seed: int = 0,
     improve: bool = True,
+    keys: list[_Buffer | None] | None = None,
+    blocks: tuple[list[_Buffer], list[float], int] | None = None,
 ) -> tuple[bytes, int, bytes, dict[str, Any]]: ...
 def lattice_optimal(
     tuples: _Buffer,
@@ -72,6 +79,27 @@ def lattice_optimal(
     t_distance: str = "equal",
     delta: tuple[float, float] | None = None,
 ) -> tuple[list[int], bytes, dict[str, Any]]: ...
+def mondrian_partition(
+    tuples: _Buffer,
+    m: int,
+    counts: _Buffer,
+    keys: list[_Buffer],
+    spans: list[float],
+    hierarchies: list[list[_Buffer]],
+    k: int,
+    stop: int,
+    *,
+    sensitive: tuple[_Buffer, _Buffer, _Buffer, int] | None = None,
+    sensitive_hierarchy: list[_Buffer] | None = None,
+    l: float | None = None,
+    l_diversity: str = "distinct",
+    c: float | None = None,
+    t: float | None = None,
+    t_distance: str = "equal",
+) -> tuple[int, bytes, bytes]: ...
+def progress() -> tuple[int, int]: ...
+def progress_cancel() -> None: ...
+def progress_reset(total: int) -> None: ...
 def historic_release(
     tuples: _Buffer,
     m: int,
@@ -93,4 +121,18 @@ def forest_extend(
     groups: int,
     k: int,
 ) -> tuple[bytes, int, bytes, dict[str, Any]]: ...
+def hkp(
+    offsets: _Buffer,
+    items: _Buffer,
+    n_items: int,
+    h: float,
+    k: int,
+    p: int,
+    *,
+    private: _Buffer | None = None,
+    public_fraction: float | None = None,
+    seed: int = 0,
+    method: str = "mmil",
+    min_support: float = 0.0,
+) -> dict[str, Any]: ...
 def sql_bundle() -> list[tuple[str, str]]: ...

@@ -10,6 +10,7 @@ from duckdb import func
 
 from kanon import _core
 from kanon._anonymize import AnonymizeOptions, plan_anonymize
+from kanon._hkp import HKP_RUN_SQL_PARAMS, HKP_RUN_SQL_TYPE, HkpOptions, hkp_run, plan_hkp
 from kanon._metrics import plan_metrics
 from kanon._models import PrivacyModels
 from kanon._optimal import search_sql
@@ -28,6 +29,7 @@ from kanon._udf import (
     historic,
     optimal,
 )
+from kanon._udf_local import MONDRIAN_SQL_PARAMS, MONDRIAN_SQL_TYPE, mondrian
 from kanon.exceptions import InvalidInputError
 
 if TYPE_CHECKING:
@@ -80,6 +82,12 @@ def install_kernels(con: duckdb.DuckDBPyConnection) -> None:
     )
     _replace_function(
         con, "kanon_historic", historic, HISTORIC_SQL_PARAMS, HISTORIC_SQL_TYPE, arrow=True
+    )
+    _replace_function(
+        con, "kanon_hkp_run", hkp_run, HKP_RUN_SQL_PARAMS, HKP_RUN_SQL_TYPE, arrow=True
+    )
+    _replace_function(
+        con, "kanon_mondrian", mondrian, MONDRIAN_SQL_PARAMS, MONDRIAN_SQL_TYPE, arrow=True
     )
 
 
@@ -140,6 +148,8 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         min_level: dict[str, int] | None,
         max_level: dict[str, int] | None,
         models: str | None,
+        labels: str | None,
+        block_size: int | None,
     ) -> str:
         if k is None:
             msg = "kanon(...) needs k, the smallest class size: kanon('table', k := 5)"
@@ -155,6 +165,8 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
             min_level=min_level,
             max_level=max_level,
             models=PrivacyModels.from_json(models),
+            labels=labels,
+            block_size=block_size,
         )
         return plan_anonymize(cursor, tbl, options).sql
 
@@ -222,6 +234,8 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
             "MAP(VARCHAR, INTEGER)",
             "MAP(VARCHAR, INTEGER)",
             "VARCHAR",
+            "VARCHAR",
+            "BIGINT",
         ],
         "VARCHAR",
     )
@@ -248,6 +262,65 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         "kanon_plan_metrics",
         plan_metrics_udf,
         ["VARCHAR", "VARCHAR", "VARCHAR[]", "BIGINT"],
+        "VARCHAR",
+    )
+
+    def plan_hkp_udf(
+        tbl: str,
+        h: float | None,
+        k: int | None,
+        p: int | None,
+        private: list[str] | None,
+        roles: str | None,
+        public_fraction: float | None,
+        seed: int | None,
+        method: str | None,
+        min_support: float | None,
+        items: str | None,
+        tid: str | None,
+        item: str | None,
+        report: bool | None,
+    ) -> str:
+        if h is None or k is None or p is None:
+            msg = "kanon_hkp(...) needs h, k and p: kanon_hkp('t', h := 0.4, k := 10, p := 3, ...)"
+            raise InvalidInputError(msg)
+        options = HkpOptions(
+            h=h,
+            k=k,
+            p=p,
+            private=None if private is None else tuple(private),
+            roles=roles,
+            public_fraction=public_fraction,
+            seed=0 if seed is None else seed,
+            method="mmil" if method is None else method,
+            min_support=0.0 if min_support is None else min_support,
+            items=items,
+            tid=tid,
+            item=item,
+        )
+        plan = plan_hkp(cursor, tbl, options)
+        return plan.report_sql if report else plan.release_sql
+
+    _replace_function(
+        con,
+        "kanon_plan_hkp",
+        plan_hkp_udf,
+        [
+            "VARCHAR",
+            "DOUBLE",
+            "BIGINT",
+            "BIGINT",
+            "VARCHAR[]",
+            "VARCHAR",
+            "DOUBLE",
+            "UBIGINT",
+            "VARCHAR",
+            "DOUBLE",
+            "VARCHAR",
+            "VARCHAR",
+            "VARCHAR",
+            "BOOLEAN",
+        ],
         "VARCHAR",
     )
     for _name, text in sql_bundle():

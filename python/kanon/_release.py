@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
@@ -12,6 +13,7 @@ from kanon._inputs import Data, as_table
 from kanon._metrics import Metrics, plan_metrics
 from kanon._models import ModelKeywords, PrivacyModels
 from kanon._optimal import Transformation, search_sql
+from kanon._progress import run_with_progress
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -36,6 +38,8 @@ def explain(
     drop_suppressed: bool = False,
     min_level: dict[str, int] | None = None,
     max_level: dict[str, int] | None = None,
+    labels: str | None = None,
+    block_size: int | None = None,
     **models: Unpack[ModelKeywords],
 ) -> str:
     """Return the SQL that ``SELECT * FROM kanon(table, k := k, ...)`` runs.
@@ -50,7 +54,8 @@ def explain(
         qi: quasi-identifier columns (default: those configured for the table).
         seed: 0 for value order; another value draws another, equally valid release.
         method: ``"forest"`` (Aggarwal et al. 2005 with repair and improvement passes),
-            ``"forest_paper"`` (as published), ``"optimal"`` (full-domain
+            ``"forest_paper"`` (as published), ``"mondrian"`` (LeFevre et al. 2006:
+            strict multidimensional median cuts), ``"optimal"`` (full-domain
             generalization, the exact optimum over the lattice of levels), or Sweeney's
             historic greedy baselines ``"datafly"`` and ``"mu_argus"`` (full-domain,
             with row and, for μ-Argus, cell suppression; finished to be k-anonymous).
@@ -63,6 +68,15 @@ def explain(
             suppressed rows out of the release.
         min_level: for ``"optimal"``: the lowest level allowed, per QI.
         max_level: for ``"optimal"``: the highest level allowed, per QI.
+        labels: for the local recodings (``"forest"``, ``"forest_paper"``,
+            ``"mondrian"``): ``"hierarchy"`` (the group's lowest common hierarchy node;
+            the forest's default) or ``"range"`` (the group's observed values: ``[lo..hi]``
+            for numbers and dates, ``{a, b}`` otherwise; the forest then minimizes the
+            NCP of those ranges). Mondrian's default: ranges for numbers and dates,
+            hierarchy nodes otherwise.
+        block_size: for the forest: tables above this many rows are cut by Mondrian
+            cuts into blocks of at most this many rows (each ≥ k) and the forest runs
+            in each block (default: ``kanon._local.BLOCK_ROWS``).
         **models: privacy models besides k for ``"optimal"``: ``sensitive`` (column;
             default the configured one), ``l`` with ``l_diversity`` (``"distinct"``,
             ``"entropy"``, ``"recursive"`` with ``c``), ``t`` with ``t_distance``
@@ -88,6 +102,8 @@ def explain(
         min_level=min_level,
         max_level=max_level,
         models=PrivacyModels(**models),
+        labels=labels,
+        block_size=block_size,
     )
     return plan_anonymize(con, table, options).sql
 
@@ -119,6 +135,9 @@ def anonymize(
     drop_suppressed: bool = False,
     min_level: dict[str, int] | None = None,
     max_level: dict[str, int] | None = None,
+    labels: str | None = None,
+    block_size: int | None = None,
+    progress: bool | None = None,
     **models: Unpack[ModelKeywords],
 ) -> Any:
     """Return a k-anonymous release of ``data`` (SQL ``kanon(...)``).
@@ -141,7 +160,12 @@ def anonymize(
         drop_suppressed: as :func:`explain`.
         min_level: as :func:`explain`.
         max_level: as :func:`explain`.
-        **models: as :func:`explain` (``"optimal"`` only).
+        labels: as :func:`explain`.
+        block_size: as :func:`explain`.
+        progress: draw a progress bar on standard error when the run takes longer than
+            1.5 s (default: when standard error is a terminal). Not for table names and
+            relations, which come back unevaluated. Ctrl-C interrupts the statement.
+        **models: as :func:`explain` (``"optimal"``; l and t also ``"mondrian"``).
 
     Returns:
         The same kind of object as ``data``: a DuckDB relation for a table name or a
@@ -168,12 +192,21 @@ def anonymize(
         min_level=min_level,
         max_level=max_level,
         models=PrivacyModels(**models),
+        labels=labels,
+        block_size=block_size,
     )
     if isinstance(data, str):
         with as_table(data, con) as (con_, name):
             return con_.sql(plan_anonymize(con_, name, options).sql)
     with as_table(data, con) as (con_, name):
-        result = con_.sql(plan_anonymize(con_, name, options).sql).to_arrow_table()
+        plan = plan_anonymize(con_, name, options)
+        result = run_with_progress(
+            con_,
+            lambda: con_.sql(plan.sql).to_arrow_table(),
+            rows=plan.rows,
+            label=f"anonymizing {plan.rows:,} rows",
+            show=sys.stderr.isatty() if progress is None else progress,
+        )
     return _like(data, result, con)
 
 

@@ -120,6 +120,9 @@ FOREST_SQL_PARAMS = [
     "UBIGINT",
     "UBIGINT",
     "VARCHAR",
+    "DOUBLE[][]",
+    "DOUBLE[][]",
+    "DOUBLE[]",
 ]
 FOREST_TYPE = pa.struct(
     [("g", pa.list_(pa.uint32())), ("lv", pa.list_(pa.list_(pa.uint32()))), ("stats", pa.string())]
@@ -127,30 +130,51 @@ FOREST_TYPE = pa.struct(
 FOREST_SQL_TYPE = "STRUCT(g UINTEGER[], lv UINTEGER[][], stats VARCHAR)"
 
 
-def _forest_one(
-    tuples: pa.ListScalar,
-    counts: pa.ListScalar,
-    hierarchies: pa.ListScalar,
-    weights: pa.ListScalar,
-    k: int,
-    seed: int,
-    options: dict[str, Any],
-) -> dict[str, Any]:
+def _range_keys(keys: pa.ListScalar) -> list[memoryview | bytes | None] | None:
+    """The ``keys`` of ``forest_anonymize``: a float64 buffer per numeric QI, else None.
+
+    An empty list marks a categorical QI; NULL elements (the NULL leaf) become NaN, a
+    missing value. The kernel checks that there is one list per QI and one key per leaf.
+    """
+    out: list[memoryview | bytes | None] = []
+    for attribute in keys.values:
+        if not attribute.is_valid or len(attribute.values) == 0:
+            out.append(None)
+            continue
+        values = pc.fill_null(attribute.values.cast(pa.float64()), float("nan"))
+        out.append(buffer(values, pa.float64(), "keys"))
+    return out
+
+
+def _forest_one(row: list[Any]) -> dict[str, Any]:
+    tuples, counts, hierarchies, weights, k, seed, options_text, keys, cut_keys, spans = row
+    options = json.loads(options_text.as_py())
     m = int(options["m"])
+    cost = str(options["cost"])
     levels: list[list[memoryview | bytes]] = [
         [buffer(level.values, pa.uint32(), "hierarchies") for level in attribute.values]
         for attribute in hierarchies.values
     ]
+    extra: dict[str, Any] = {}
+    if cost == "range":
+        extra["keys"] = _range_keys(keys)
+    if options.get("block_size") is not None:
+        extra["blocks"] = (
+            [buffer(attribute.values, pa.float64(), "cut keys") for attribute in cut_keys.values],
+            [float(x) for x in spans.values.to_pylist()],
+            int(options["block_size"]),
+        )
     group_of_row, groups, flat_levels, stats = _core.forest_anonymize(
         buffer(tuples.values, pa.uint32(), "tuples"),
         m,
         buffer(counts.values, pa.uint64(), "counts"),
         levels,
         [float(w) for w in weights.values.to_pylist()],
-        str(options["cost"]),
-        k,
-        seed,
+        cost,
+        k.as_py(),
+        seed.as_py(),
         bool(options["improve"]),
+        **extra,
     )
     lv = pa.ListArray.from_arrays(
         pa.array(range(0, groups * m + 1, m), pa.int32()), from_bytes(flat_levels, pa.uint32())
@@ -167,31 +191,38 @@ def forest(
     k: pa.ChunkedArray,
     seed: pa.ChunkedArray,
     options: pa.ChunkedArray,
+    keys: pa.ChunkedArray,
+    cut_keys: pa.ChunkedArray,
+    spans: pa.ChunkedArray,
 ) -> pa.Array:
-    """SQL ``kanon_forest(...)``: the forest anonymizer on one packed table per row.
+    """SQL ``kanon_forest(...)``: the forest anonymizer on one packed table (pack) per row.
+
+    Arguments (SQL types in :data:`FOREST_SQL_PARAMS`): ``tuples UINTEGER[]`` (``m`` leaf
+    codes per distinct tuple), ``counts UBIGINT[]``, ``hierarchies UINTEGER[][][]`` (per
+    QI, per level, the label code of every leaf), ``weights DOUBLE[]``, ``k UBIGINT``,
+    ``seed UBIGINT``, ``options VARCHAR`` (JSON: ``m``, ``cost`` — ``'ncp'``,
+    ``'height'`` or ``'range'`` — ``improve`` and ``block_size``), ``keys DOUBLE[][]``
+    (with ``'range'``: per QI the numeric value of every leaf in leaf-code order, a NULL
+    element for the NULL leaf, or an empty list for a categorical QI), and the Mondrian
+    cut keys and spans of the blocks (``DOUBLE[][]``, ``DOUBLE[]``; see
+    ``kanon._local.key_lists``): a pack above ``block_size`` rows is cut into blocks of
+    at most that many rows and the forest runs in each.
 
     Returns per row a struct: ``g`` the group of every data row (rows numbered tuple by
     tuple), ``lv`` the level of every group per quasi-identifier, ``stats`` a JSON
-    object of counters.
+    object of counters (``cost``: the cost the kernel minimized).
     """
-    cols = [c.combine_chunks() for c in (tuples, counts, hierarchies, weights, k, seed, options)]
+    cols = [
+        c.combine_chunks()
+        for c in (tuples, counts, hierarchies, weights, k, seed, options, keys, cut_keys, spans)
+    ]
     results: list[dict[str, Any] | None] = []
     for i in range(len(cols[0])):
         row = [c[i] for c in cols]
         if not all(v.is_valid for v in row):
             results.append(None)
             continue
-        results.append(
-            _forest_one(
-                row[0],
-                row[1],
-                row[2],
-                row[3],
-                row[4].as_py(),
-                row[5].as_py(),
-                json.loads(row[6].as_py()),
-            )
-        )
+        results.append(_forest_one(row))
     g_arrays = [pa.array([], pa.uint32()) if r is None else r["g"] for r in results]
     lv_arrays = [pa.array([], pa.list_(pa.uint32())) if r is None else r["lv"] for r in results]
     mask = pa.array([r is None for r in results])

@@ -1,8 +1,9 @@
-"""The ``kanon`` command line: ``kanon demo`` and ``kanon check FILE``."""
+"""The ``kanon`` command line: ``kanon demo``, ``kanon check FILE`` and ``kanon anonymize IN``."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -75,6 +76,92 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def _output_format(path: str) -> str:
+    """``parquet`` or ``csv``, by the output file's extension."""
+    lower = path.lower()
+    if lower.endswith((".parquet", ".pq")):
+        return "parquet"
+    if lower.endswith((".csv", ".tsv", ".txt")):
+        return "csv"
+    msg = f"output file {path!r} must end in .parquet, .pq or .csv"
+    raise KanonError(msg)
+
+
+def _hierarchy_options(con: duckdb.DuckDBPyConnection, specs: list[str]) -> dict[str, str]:
+    """Load ``column=FILE`` ARX hierarchy files; return ``{column: hierarchy table}``."""
+    from kanon.hierarchy import from_csv
+
+    out: dict[str, str] = {}
+    for i, spec in enumerate(specs):
+        column, sep, path = spec.partition("=")
+        if not sep or not column.strip() or not path.strip():
+            msg = f"--hierarchy takes COLUMN=FILE, got {spec!r}"
+            raise KanonError(msg)
+        if not Path(path).is_file():
+            msg = f"no such hierarchy file for column {column.strip()!r}: {path}"
+            raise KanonError(msg)
+        out[column.strip()] = from_csv(con, path, f"kanon_cli_h{i}").name
+    return out
+
+
+def _cmd_anonymize(args: argparse.Namespace) -> int:
+    from kanon._anonymize import AnonymizeOptions, plan_anonymize
+    from kanon._config import configure
+    from kanon._install import install
+    from kanon._progress import run_with_progress
+
+    fmt = _output_format(args.out)
+    qi = [q.strip() for q in args.qi.split(",") if q.strip()]
+    con = install(duckdb.connect())
+    out = Path(args.out)
+    # Written next to the output under a temporary name and renamed when complete, so an
+    # error or Ctrl-C never leaves a half-written file under the output's name.
+    partial = out.with_name(f".{out.name}.kanon-partial")
+    try:
+        view = _read_file(con, args.file, "kanon_cli_view", args.delimiter)
+        # A real table: the planner reads it through its own cursor.
+        con.execute(f"CREATE TABLE input AS SELECT * FROM {ident(view)}")
+        hierarchies = _hierarchy_options(con, args.hierarchy or [])
+        unknown = sorted(set(hierarchies) - set(qi))
+        if unknown:
+            msg = f"--hierarchy names column(s) {', '.join(unknown)} not listed in --qi"
+            raise KanonError(msg)
+        configure(con, "input", qi={c: hierarchies.get(c) for c in qi})
+        options = AnonymizeOptions.of(
+            args.k,
+            qi,
+            seed=args.seed,
+            method=args.method,
+            labels=args.labels,
+            block_size=args.block_size,
+            max_suppression=args.max_suppression,
+        )
+        plan = plan_anonymize(con, "input", options)
+        copy = (
+            f"COPY ({plan.sql}) TO {literal(str(partial))} "
+            f"(FORMAT {fmt}{', HEADER' if fmt == 'csv' else ''})"
+        )
+        started = time.perf_counter()
+        run_with_progress(
+            con,
+            lambda: con.execute(copy),
+            rows=plan.rows,
+            label=f"anonymizing {plan.rows:,} rows",
+            show=not args.quiet,
+        )
+        partial.replace(out)
+        if not args.quiet:
+            print(
+                f"wrote {out} ({plan.rows:,} rows, k = {args.k}, method {options.method}) "
+                f"in {time.perf_counter() - started:.2f} s"
+            )
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            partial.unlink()
+        con.close()
+    return 0
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from kanon.demo import run_demo
 
@@ -102,6 +189,31 @@ def _parser() -> argparse.ArgumentParser:
     chk.add_argument("--risk-threshold", type=float, default=0.2)
     chk.add_argument("--json", action="store_true", help="print the report as JSON")
     chk.set_defaults(func=_cmd_check)
+    anon = sub.add_parser(
+        "anonymize", help="write a k-anonymous copy of a CSV or Parquet file (CSV or Parquet)"
+    )
+    anon.add_argument("file")
+    anon.add_argument("--k", type=int, required=True, help="smallest class size")
+    anon.add_argument("--qi", required=True, help="comma-separated quasi-identifiers")
+    anon.add_argument(
+        "--hierarchy",
+        action="append",
+        metavar="COLUMN=FILE",
+        help="ARX hierarchy file (value;level 1;...;*) of a QI; repeatable (default: by type)",
+    )
+    anon.add_argument(
+        "--method",
+        default="forest",
+        choices=["forest", "forest_paper", "mondrian", "optimal", "datafly", "mu_argus"],
+    )
+    anon.add_argument("--labels", choices=["hierarchy", "range"], help="local recoding labels")
+    anon.add_argument("--block-size", type=int, help="forest: rows per block")
+    anon.add_argument("--max-suppression", type=float, default=0.0, help="optimal: row share")
+    anon.add_argument("--seed", type=int, default=0)
+    anon.add_argument("--delimiter", help="CSV delimiter of the input (default: detected)")
+    anon.add_argument("--out", required=True, help="output file: .csv or .parquet")
+    anon.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    anon.set_defaults(func=_cmd_anonymize)
     return parser
 
 
@@ -114,6 +226,9 @@ def main(argv: list[str] | None = None) -> int:
     except (KanonError, duckdb.Error) as exc:
         print(f"kanon: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("kanon: interrupted; nothing was written", file=sys.stderr)
+        return 130
     if args.command == "demo":
         print(f"done in {time.perf_counter() - started:.2f} s")
     return status

@@ -15,6 +15,11 @@
 //!
 //! Rows are numbered tuple by tuple in the caller's order: the rows of tuple `t` are
 //! `start_t .. start_t + counts[t]`, with `start_t = Σ_{s<t} counts[s]`.
+//!
+//! Every cost is the model's ([`crate::cost`]): with [`crate::cost::LevelCost::Range`]
+//! the forest's pair costs, the repair and improvement passes and the reported costs all
+//! use the NCP of the groups' observed values (range labels); the levels are still the
+//! groups' lowest common hierarchy levels.
 
 use crate::cost::CostModel;
 use crate::decompose::decompose;
@@ -46,9 +51,10 @@ pub struct ForestStats {
     pub cuts: [usize; 4],
     /// Groups with fewer than k rows merged by the repair pass.
     pub repaired: usize,
-    /// Release cost (Σ over cells of the node cost) before the improvement passes.
+    /// Release cost (Σ over cells of the node cost, or under range costs Σ over groups of
+    /// rows × the weighted NCP of the observed values) before the improvement passes.
     pub cost_before_improve: f64,
-    /// Release cost of the result.
+    /// Release cost of the result ([`crate::improve::release_cost`]).
     pub cost: f64,
 }
 

@@ -12,6 +12,31 @@
 //! meet of `a, c` is never above the higher of the meets of `a, b` and `b, c`), so `w` is a
 //! metric: symmetric, zero on equal rows and obeying the triangle inequality.
 //!
+//! # Range labels
+//! With [`LevelCost::Range`] ([`CostModel::try_new_range`]) a group publishes its observed
+//! values instead of a hierarchy node: `[lo..hi]` for a numeric attribute, the set of its
+//! distinct values for a categorical one. Costs are then the normalized certainty penalty
+//! (NCP) of those labels, the loss users measure:
+//!
+//! ```text
+//! w(a, b)  = Σ_j weight_j · d_j(a_j, b_j)
+//!            numeric:     |key(a_j) − key(b_j)| / span_j      (0 when span_j = 0)
+//!            categorical: 0 if a_j = b_j, else 1 / (|A_j| − 1)
+//! cost(G)  = |G| · Σ_j weight_j · NCP_j(G)
+//!            numeric:     (max key − min key over G) / span_j
+//!            categorical: (distinct values in G − 1) / (|A_j| − 1)
+//! ```
+//!
+//! where a numeric attribute has a key (its value) per leaf, `span_j` is the largest key
+//! minus the smallest, and `|A_j|` is the categorical attribute's leaf count. A NaN key is
+//! a missing value (SQL NULL): a group holding it and any other leaf releases `*`, which
+//! costs the attribute's whole weight. Both terms are metrics, but not ultrametrics along
+//! the hierarchy, so the trie of [`crate::forest::nearest_neighbours`] is not used (the
+//! lists come from the full scan), and the group cost is not a function of the group's
+//! meet: [`crate::improve`] summarizes a numeric attribute by the range of its keys' ranks
+//! and a categorical one by its distinct values. The hierarchy still gives each group its
+//! lowest common level, so hierarchy labels remain possible.
+//!
 //! # Exact costs
 //! Kernels that pick the nearest row break ties by row index, which only works if equal
 //! costs compare equal. Costs are therefore computed as integers ("units") and reported as
@@ -19,13 +44,20 @@
 //!
 //! * **Exact mode** (every weight is an integer and the result fits): `scale` is the least
 //!   common multiple of the attributes' cost denominators (the heights for
-//!   [`LevelCost::Height`], `leaves − 1` for [`LevelCost::Ncp`]). Every cost is an exact
-//!   rational, so costs that are mathematically equal have equal units, whatever the
-//!   attributes that produced them (`0.1 + 0.2 == 0.3`).
-//! * **Fixed-point mode** (otherwise): `scale` is a power of two chosen so that the largest
-//!   possible total stays below 2^50, and each attribute term is rounded to a whole unit
-//!   (a relative error below 2^-50). Sums of units are exact, so equal terms in any order
-//!   give equal costs; mathematically equal sums of *different* terms may differ by a unit.
+//!   [`LevelCost::Height`], `leaves − 1` for [`LevelCost::Ncp`] and for the categorical
+//!   attributes of [`LevelCost::Range`], and `span_j` for its numeric attributes, which
+//!   must then have integer keys of magnitude at most 2^52, so that every key difference is
+//!   an exact integer). Every cost is an exact rational, so costs that are mathematically
+//!   equal have equal units, whatever the attributes that produced them
+//!   (`0.1 + 0.2 == 0.3`).
+//! * **Fixed-point mode** (otherwise, e.g. fractional weights or numeric keys): `scale` is
+//!   a power of two chosen so that the largest possible total stays below 2^50, and each
+//!   attribute term is rounded to a whole unit (a relative error below 2^-50). A numeric
+//!   term is `round(weight · scale · (hi − lo) / span)`, never above the attribute's whole
+//!   weight, and monotone in `hi − lo`; a categorical group term is `(distinct − 1)` times
+//!   the rounded unit of one extra value. Sums of units are exact, so equal terms in any
+//!   order give equal costs; mathematically equal sums of *different* terms may differ by
+//!   a unit (ties between them are then broken by the rounding, deterministically).
 //!
 //! Totals stay below 2^52 units in both modes, so `units / scale` is strictly monotone:
 //! comparing the `f64` costs is comparing the units.
@@ -48,6 +80,34 @@ pub enum LevelCost {
     /// Normalized certainty penalty of the node: `(leaves under it − 1) / (leaves − 1)`,
     /// the per-cell loss that GCP averages.
     Ncp,
+    /// Normalized certainty penalty of the group's observed values (range labels, see
+    /// the module docs): numeric attributes by the span of their keys, categorical ones by
+    /// their distinct values. Built by [`CostModel::try_new_range`]; with
+    /// [`CostModel::try_new`] every attribute is categorical.
+    Range,
+}
+
+/// How one attribute is priced under [`LevelCost::Range`].
+#[derive(Debug, Clone)]
+enum RangeAttribute {
+    /// Categorical: `unit` units per distinct value beyond the first.
+    Set { unit: u64 },
+    /// Numeric: the key of every leaf (NaN: missing), the units of a key difference, and
+    /// `full`, the units of the whole weight (a missing value mixed with another leaf).
+    Numeric {
+        keys: Vec<f64>,
+        per: PerKey,
+        full: u64,
+    },
+}
+
+/// Units of a key difference of a numeric attribute.
+#[derive(Debug, Clone, Copy)]
+enum PerKey {
+    /// Integer keys: exactly `difference · units` units.
+    Exact(u64),
+    /// `round(difference · factor)` units, at most the whole weight.
+    Fixed(f64),
 }
 
 /// Pair costs over a fixed set of quasi-identifier hierarchies, precomputed as integer
@@ -57,11 +117,15 @@ pub struct CostModel {
     hierarchies: Vec<Hierarchy>,
     weights: Vec<f64>,
     kind: LevelCost,
-    /// `node_units[j][level][code]`: weighted cost in units of node `code` at `level`.
+    /// `node_units[j][level][code]`: weighted cost in units of node `code` at `level`
+    /// (under [`LevelCost::Range`]: of a group holding every leaf under the node).
     node_units: Vec<Vec<Vec<u64>>>,
-    /// `dense[j][a · leaves_j + b]`: weighted cost in units of the meet of leaves `a`, `b`,
-    /// for attributes with at most [`DENSE_LEAVES`] leaves.
+    /// `dense[j][a · leaves_j + b]`: weighted cost in units of the pair of leaves `a`, `b`
+    /// (the meet, or the range pair cost), for attributes with at most [`DENSE_LEAVES`]
+    /// leaves.
     dense: Vec<Option<Vec<u64>>>,
+    /// Per attribute under [`LevelCost::Range`] (empty otherwise).
+    range: Vec<RangeAttribute>,
     /// Units per cost 1.0.
     scale: f64,
     exact: bool,
@@ -76,7 +140,8 @@ impl CostModel {
     /// * `weights` – one weight per attribute, positive and finite.
     /// * `kind` – how a hierarchy node is priced, see [`LevelCost`]. [`LevelCost::Ncp`]
     ///   counts the leaves of the hierarchy, so build hierarchies over the values that
-    ///   occur in the data for the NCP of the data.
+    ///   occur in the data for the NCP of the data. [`LevelCost::Range`] builds the range
+    ///   model with every attribute categorical ([`Self::try_new_range`] with no keys).
     ///
     /// # Returns
     /// The model, with its node-cost tables (and dense pair tables for attributes of at
@@ -107,37 +172,16 @@ impl CostModel {
         weights: Vec<f64>,
         kind: LevelCost,
     ) -> Result<Self> {
-        let invalid = |message: String| KernelError::InvalidArgument {
-            kernel: "cost model",
-            message,
-        };
-        if weights.len() != hierarchies.len() {
-            return Err(KernelError::LengthMismatch {
-                kernel: "cost model",
-                argument: "weights",
-                got: weights.len(),
-                expected: hierarchies.len(),
-            });
+        if kind == LevelCost::Range {
+            let keys = vec![None; hierarchies.len()];
+            return Self::try_new_range(hierarchies, weights, keys);
         }
-        if hierarchies.is_empty() {
-            return Err(invalid(
-                "a cost model needs at least one quasi-identifier hierarchy".to_owned(),
-            ));
-        }
-        if let Some((j, w)) = weights
-            .iter()
-            .enumerate()
-            .find(|(_, w)| !(w.is_finite() && **w > 0.0))
-        {
-            return Err(invalid(format!(
-                "weight {w} of attribute {j} is not a positive finite number"
-            )));
-        }
+        check_model(&hierarchies, &weights)?;
         let denominators: Vec<u64> = hierarchies
             .iter()
             .map(|h| match kind {
                 LevelCost::Height => h.height() as u64,
-                LevelCost::Ncp => h.leaves().saturating_sub(1) as u64,
+                LevelCost::Ncp | LevelCost::Range => h.leaves().saturating_sub(1) as u64,
             })
             .collect();
         // Numerator of each node's cost: its level, or its leaf count − 1.
@@ -163,30 +207,225 @@ impl CostModel {
                     .collect()
             })
             .collect();
-        let mut model = Self {
+        Ok(Self {
             hierarchies,
             weights,
             kind,
             node_units,
             dense: Vec::new(),
+            range: Vec::new(),
+            scale,
+            exact,
+        }
+        .with_dense_tables())
+    }
+
+    /// Build the [`LevelCost::Range`] cost model: groups publish their observed values
+    /// (`[lo..hi]` for numeric attributes, the set of distinct values for categorical
+    /// ones) and costs are the NCP of those labels (see the module docs).
+    ///
+    /// # Arguments
+    /// * `hierarchies` – one hierarchy per attribute. Only its leaves matter to the cost
+    ///   (the leaf codes rows carry; a categorical attribute's `|A_j|` is its leaf count);
+    ///   its levels still give each group's lowest common level ([`Self::meet_level`]).
+    /// * `weights` – one weight per attribute, positive and finite.
+    /// * `keys` – per attribute, `Some(keys)` for a numeric attribute (`keys[leaf]`, the
+    ///   leaf's value; NaN for a missing value) or `None` for a categorical one.
+    ///
+    /// # Returns
+    /// The model. Costs are exact rationals when every weight is an integer and every
+    /// numeric attribute has integer keys (and the least common multiple of the
+    /// denominators fits), else fixed-point (see the module docs).
+    ///
+    /// # Errors
+    /// * [`KernelError::LengthMismatch`] if `weights` or `keys` and `hierarchies` differ
+    ///   in length.
+    /// * [`KernelError::InvalidArgument`] for no attributes, a weight that is not positive
+    ///   and finite, weights whose sum overflows, a numeric attribute whose key count is
+    ///   not its leaf count, an infinite key, or keys whose span is not finite.
+    ///
+    /// # Complexity
+    /// O(Σ_j n_j · L_j) time and space for attributes of n_j leaves and L_j levels, plus
+    /// O(n_j²) for each attribute with at most 256 leaves (its dense pair table).
+    ///
+    /// # Examples
+    /// ```
+    /// use kanon_core::cost::CostModel;
+    /// use kanon_core::Hierarchy;
+    /// // age (numeric, keys 20, 30, 60) and a categorical attribute of four values.
+    /// let model = CostModel::try_new_range(
+    ///     vec![Hierarchy::flat(3), Hierarchy::flat(4)],
+    ///     vec![1.0, 1.0],
+    ///     vec![Some(vec![20.0, 30.0, 60.0]), None],
+    /// ).unwrap();
+    /// // |20 − 30| / 40 + 1 / 3
+    /// assert!((model.pair_cost(&[0, 0], &[1, 1]) - (0.25 + 1.0 / 3.0)).abs() < 1e-12);
+    /// // a group of three rows: 3 · ((60 − 20) / 40 + (2 − 1) / 3)
+    /// let rows: [&[u32]; 3] = [&[0, 2], &[2, 2], &[1, 3]];
+    /// assert!((model.group_cost(&rows) - 3.0 * (1.0 + 1.0 / 3.0)).abs() < 1e-12);
+    /// assert!(model.is_exact());
+    /// ```
+    pub fn try_new_range(
+        hierarchies: Vec<Hierarchy>,
+        weights: Vec<f64>,
+        keys: Vec<Option<Vec<f64>>>,
+    ) -> Result<Self> {
+        check_model(&hierarchies, &weights)?;
+        let invalid = |message: String| KernelError::InvalidArgument {
+            kernel: "cost model",
+            message,
+        };
+        if keys.len() != hierarchies.len() {
+            return Err(KernelError::LengthMismatch {
+                kernel: "cost model",
+                argument: "keys",
+                got: keys.len(),
+                expected: hierarchies.len(),
+            });
+        }
+        // Per numeric attribute: the span of its finite keys, and whether all are integers
+        // small enough for exact differences.
+        let mut spans: Vec<Option<(f64, bool)>> = Vec::with_capacity(keys.len());
+        for (j, (h, keys)) in hierarchies.iter().zip(&keys).enumerate() {
+            let Some(keys) = keys else {
+                spans.push(None);
+                continue;
+            };
+            if keys.len() != h.leaves() {
+                return Err(invalid(format!(
+                    "attribute {j} has {} keys but its hierarchy has {} leaves",
+                    keys.len(),
+                    h.leaves()
+                )));
+            }
+            if let Some(leaf) = keys.iter().position(|k| k.is_infinite()) {
+                return Err(invalid(format!(
+                    "key {} of leaf {leaf} of attribute {j} is not finite; use NaN for a \
+                     missing value",
+                    keys[leaf]
+                )));
+            }
+            let finite = || keys.iter().copied().filter(|k| !k.is_nan());
+            let low = finite().fold(f64::INFINITY, f64::min);
+            let high = finite().fold(f64::NEG_INFINITY, f64::max);
+            let span = if low <= high { high - low } else { 0.0 };
+            if !span.is_finite() {
+                return Err(invalid(format!(
+                    "the keys of attribute {j} span from {low} to {high}, more than a float \
+                     can hold"
+                )));
+            }
+            let integer = finite().all(|k| k.fract() == 0.0 && k.abs() <= EXACT_KEY);
+            spans.push(Some((span, integer)));
+        }
+        // Denominators: |A_j| − 1 for categorical attributes, the span for numeric ones (1
+        // when it is 0: only a missing value mixed with another leaf costs anything).
+        let denominators: Vec<u64> = hierarchies
+            .iter()
+            .zip(&spans)
+            .map(|(h, span)| match span {
+                None => h.leaves().saturating_sub(1) as u64,
+                Some((span, true)) if *span > 0.0 => *span as u64,
+                Some(_) => 1,
+            })
+            .collect();
+        let integer_keys = spans.iter().flatten().all(|&(_, integer)| integer);
+        let (scale, exact) = match exact_scale(&weights, &denominators).filter(|_| integer_keys) {
+            Some(lcm) => (lcm as f64, true),
+            None => (fixed_scale(&weights, &denominators)?, false),
+        };
+        let range: Vec<RangeAttribute> = keys
+            .into_iter()
+            .zip(&spans)
+            .zip(denominators.iter().zip(&weights))
+            .map(|((keys, span), (&q, &w))| match (keys, span) {
+                (Some(keys), Some((span, _))) => {
+                    let full = term_units(1, 1, w, scale, exact);
+                    let per = if exact {
+                        // w · lcm / span ≤ w · lcm ≤ UNIT_LIMIT (span divides the lcm).
+                        PerKey::Exact(term_units(1, q, w, scale, exact))
+                    } else if *span > 0.0 {
+                        PerKey::Fixed(w * scale / span)
+                    } else {
+                        PerKey::Fixed(0.0)
+                    };
+                    RangeAttribute::Numeric { keys, per, full }
+                }
+                _ => RangeAttribute::Set {
+                    unit: term_units(1, q, w, scale, exact),
+                },
+            })
+            .collect();
+        let mut model = Self {
+            hierarchies,
+            weights,
+            kind: LevelCost::Range,
+            node_units: Vec::new(),
+            dense: Vec::new(),
+            range,
             scale,
             exact,
         };
-        model.dense = (0..model.hierarchies.len())
+        model.node_units = (0..model.hierarchies.len())
+            .map(|j| model.range_node_units(j))
+            .collect();
+        Ok(model.with_dense_tables())
+    }
+
+    /// The model with the dense pair tables of its small attributes.
+    fn with_dense_tables(mut self) -> Self {
+        self.dense = (0..self.hierarchies.len())
             .map(|j| {
-                let n = model.hierarchies[j].leaves();
+                let n = self.hierarchies[j].leaves();
                 (n <= DENSE_LEAVES).then(|| {
                     let mut table = Vec::with_capacity(n * n);
                     let mut row = Vec::new();
                     for a in 0..n as u32 {
-                        model.fill_row(j, a, &mut row);
+                        self.fill_row(j, a, &mut row);
                         table.extend_from_slice(&row);
                     }
                     table
                 })
             })
             .collect();
-        Ok(model)
+        self
+    }
+
+    /// Range node units of attribute `j`, `[level][code]`: the units of a group holding
+    /// every leaf under the node.
+    fn range_node_units(&self, j: usize) -> Vec<Vec<u64>> {
+        let h = &self.hierarchies[j];
+        (0..=h.height())
+            .map(|level| {
+                let width = h.width(level) as usize;
+                // Per node: leaves, missing leaves, lowest and highest finite key.
+                let mut nodes = vec![(0u64, 0u64, f64::INFINITY, f64::NEG_INFINITY); width];
+                for (leaf, &code) in h.level(level).iter().enumerate() {
+                    let node = &mut nodes[code as usize];
+                    node.0 += 1;
+                    if let RangeAttribute::Numeric { keys, .. } = &self.range[j] {
+                        let key = keys[leaf];
+                        if key.is_nan() {
+                            node.1 += 1;
+                        } else {
+                            node.2 = node.2.min(key);
+                            node.3 = node.3.max(key);
+                        }
+                    }
+                }
+                nodes
+                    .iter()
+                    .map(|&(leaves, missing, low, high)| match &self.range[j] {
+                        RangeAttribute::Set { unit } => leaves.saturating_sub(1) * unit,
+                        RangeAttribute::Numeric { full, .. } if missing > 0 && leaves > 1 => *full,
+                        RangeAttribute::Numeric { per, full, .. } if low <= high => {
+                            key_units(high - low, *per, *full)
+                        }
+                        RangeAttribute::Numeric { .. } => 0,
+                    })
+                    .collect()
+            })
+            .collect()
     }
 
     /// Number of quasi-identifier attributes.
@@ -265,6 +504,9 @@ impl CostModel {
     /// Unweighted cost of generalizing attribute `j` to the node at `level` containing
     /// `leaf`: `level / height` for [`LevelCost::Height`], `(leaves under the node − 1) /
     /// (leaves − 1)` for [`LevelCost::Ncp`]; 0 for a hierarchy of height 0 or one leaf.
+    /// For [`LevelCost::Range`], the NCP of a group holding every leaf under the node: the
+    /// NCP above for a categorical attribute, `(max − min key) / span` for a numeric one
+    /// (1 if it mixes a missing value with another leaf).
     ///
     /// # Panics
     /// If `j >= self.attributes()`, `level` is above the hierarchy's height or `leaf` is
@@ -284,9 +526,36 @@ impl CostModel {
     pub fn node_cost(&self, j: usize, level: usize, leaf: u32) -> f64 {
         let h = &self.hierarchies[j];
         let code = h.generalize(level, leaf);
+        if let Some(RangeAttribute::Numeric { keys, .. }) = self.range.get(j) {
+            // (leaves, missing leaves, lowest and highest finite key) of a set of leaves.
+            let extent = |under: bool| {
+                keys.iter()
+                    .zip(h.level(level))
+                    .filter(|&(_, &c)| !under || c == code)
+                    .fold(
+                        (0usize, 0usize, f64::INFINITY, f64::NEG_INFINITY),
+                        |(n, missing, low, high), (&k, _)| {
+                            if k.is_nan() {
+                                (n + 1, missing + 1, low, high)
+                            } else {
+                                (n + 1, missing, low.min(k), high.max(k))
+                            }
+                        },
+                    )
+            };
+            let (leaves, missing, low, high) = extent(true);
+            let (_, _, min, max) = extent(false);
+            return if missing > 0 && leaves > 1 {
+                1.0
+            } else if low < high {
+                (high - low) / (max - min)
+            } else {
+                0.0
+            };
+        }
         let (p, q) = match self.kind {
             LevelCost::Height => (level, h.height()),
-            LevelCost::Ncp => {
+            LevelCost::Ncp | LevelCost::Range => {
                 let under = h.level(level).iter().filter(|&&c| c == code).count();
                 (under.saturating_sub(1), h.leaves().saturating_sub(1))
             }
@@ -300,7 +569,9 @@ impl CostModel {
 
     /// The cost `w(a, b) = Σ_j weight_j · node_cost(j, meet_level(j, a_j, b_j), a_j)` of
     /// putting rows `a` and `b` (leaf codes, one per attribute) into one group, computed
-    /// as [`Self::pair_units`] / [`Self::scale`].
+    /// as [`Self::pair_units`] / [`Self::scale`]. Under [`LevelCost::Range`] it is the
+    /// range pair cost of the module docs (`|Δkey| / span`, or `1 / (|A| − 1)` for two
+    /// categorical values): half the NCP cost of the group of the two rows.
     ///
     /// # Panics
     /// If a row's length differs from [`Self::attributes`] or a code is not a leaf of its
@@ -358,11 +629,161 @@ impl CostModel {
                 );
                 table[a as usize * n + b as usize]
             }
+            None if !self.range.is_empty() => self.range_units(j, a, b),
             None => {
                 let level = self.meet_level(j, a, b);
                 self.node_units[j][level][self.hierarchies[j].generalize(level, a) as usize]
             }
         }
+    }
+
+    /// Range pair units of attribute `j` for leaves `a` and `b` (under
+    /// [`LevelCost::Range`]).
+    fn range_units(&self, j: usize, a: u32, b: u32) -> u64 {
+        if a == b {
+            return 0;
+        }
+        match &self.range[j] {
+            RangeAttribute::Set { unit } => *unit,
+            RangeAttribute::Numeric { keys, per, full } => {
+                let (x, y) = (keys[a as usize], keys[b as usize]);
+                if x.is_nan() || y.is_nan() {
+                    *full
+                } else {
+                    key_units((x - y).abs(), *per, *full)
+                }
+            }
+        }
+    }
+
+    /// The numeric keys of attribute `j` (`keys[leaf]`, NaN for a missing value), or
+    /// `None` for a categorical attribute or a model other than [`LevelCost::Range`].
+    ///
+    /// # Panics
+    /// If `j >= self.attributes()`.
+    #[must_use]
+    pub fn keys(&self, j: usize) -> Option<&[f64]> {
+        assert!(j < self.attributes(), "keys: no attribute {j}");
+        match self.range.get(j) {
+            Some(RangeAttribute::Numeric { keys, .. }) => Some(keys),
+            _ => None,
+        }
+    }
+
+    /// Whether attribute `j` is priced by its distinct values (a categorical attribute
+    /// under [`LevelCost::Range`]) rather than by the range of a leaf order.
+    pub(crate) fn is_set(&self, j: usize) -> bool {
+        matches!(self.range.get(j), Some(RangeAttribute::Set { .. }))
+    }
+
+    /// Units per distinct value beyond the first of a categorical attribute under
+    /// [`LevelCost::Range`] (0 for the others).
+    pub(crate) fn set_units(&self, j: usize) -> u64 {
+        match self.range.get(j) {
+            Some(RangeAttribute::Set { unit }) => *unit,
+            _ => 0,
+        }
+    }
+
+    /// The rank of every leaf of attribute `j` in an order where the units of a group are
+    /// those of its lowest- and highest-ranked leaves ([`Self::attribute_units`]): the
+    /// depth-first order of the hierarchy (the leaves under a node are contiguous, so the
+    /// meet of a group is the meet of its extremes), or under [`LevelCost::Range`] the
+    /// order of the numeric keys (missing values last, ties by leaf). A categorical
+    /// attribute under [`LevelCost::Range`] ([`Self::is_set`]) has no such order; it gets
+    /// the depth-first ranks.
+    pub(crate) fn interval_ranks(&self, j: usize) -> Vec<u32> {
+        let Some(RangeAttribute::Numeric { keys, .. }) = self.range.get(j) else {
+            return self.hierarchies[j].dfs_ranks();
+        };
+        let mut order: Vec<u32> = (0..keys.len() as u32).collect();
+        order.sort_by(|&a, &b| {
+            let (x, y) = (keys[a as usize], keys[b as usize]);
+            x.is_nan()
+                .cmp(&y.is_nan())
+                .then(x.total_cmp(&y))
+                .then(a.cmp(&b))
+        });
+        let mut ranks = vec![0u32; keys.len()];
+        for (rank, &leaf) in order.iter().enumerate() {
+            ranks[leaf as usize] = rank as u32;
+        }
+        ranks
+    }
+
+    /// Units of one row of a group whose rows are `rows` (leaf codes, one per attribute):
+    /// `Σ_j` the units of attribute `j`'s generalization (the meet of the group's values,
+    /// or under [`LevelCost::Range`] the NCP of its observed values).
+    fn group_row_units(&self, rows: &[&[u32]]) -> u64 {
+        let Some(first) = rows.first() else {
+            return 0;
+        };
+        let mut values: Vec<u32> = Vec::new();
+        (0..self.attributes())
+            .map(|j| match self.range.get(j) {
+                None => {
+                    let level = rows
+                        .iter()
+                        .map(|r| self.meet_level(j, first[j], r[j]))
+                        .max()
+                        .unwrap_or(0);
+                    self.level_units(j, level, first[j])
+                }
+                Some(RangeAttribute::Set { unit }) => {
+                    values.clear();
+                    values.extend(rows.iter().map(|r| r[j]));
+                    values.sort_unstable();
+                    values.dedup();
+                    (values.len() as u64 - 1) * unit
+                }
+                Some(RangeAttribute::Numeric { keys, per, full }) => {
+                    if rows.iter().all(|r| r[j] == first[j]) {
+                        0
+                    } else if rows.iter().any(|r| keys[r[j] as usize].is_nan()) {
+                        *full
+                    } else {
+                        let key = |r: &&[u32]| keys[r[j] as usize];
+                        let low = rows.iter().map(key).fold(f64::INFINITY, f64::min);
+                        let high = rows.iter().map(key).fold(f64::NEG_INFINITY, f64::max);
+                        key_units(high - low, *per, *full)
+                    }
+                }
+            })
+            .sum()
+    }
+
+    /// Cost of one group of rows `rows` (leaf codes, one per attribute): `|G| · Σ_j`
+    /// the weighted cost of attribute `j`'s generalization, the meet of the group's values
+    /// (the cost of its hierarchy node), or under [`LevelCost::Range`] the NCP of its
+    /// observed values (see the module docs). This is the cost the repair and improvement
+    /// passes compare and the release cost sums; 0 for no rows.
+    ///
+    /// # Panics
+    /// If a row's length differs from [`Self::attributes`] or a code is not a leaf of its
+    /// hierarchy.
+    ///
+    /// # Complexity
+    /// O(|G| · Σ_j L_j) for hierarchy costs, O(|G| · m · log |G|) under
+    /// [`LevelCost::Range`].
+    ///
+    /// # Examples
+    /// ```
+    /// use kanon_core::cost::{CostModel, LevelCost};
+    /// use kanon_core::Hierarchy;
+    /// let age = Hierarchy::try_from_levels(&[&[0, 1, 2, 3], &[0, 0, 1, 1], &[0, 0, 0, 0]]).unwrap();
+    /// let model = CostModel::try_new(vec![age], vec![1.0], LevelCost::Ncp).unwrap();
+    /// // {0, 1} generalizes to their pair node: 2 rows · 1/3
+    /// assert_eq!(model.group_cost(&[&[0], &[1]]), 2.0 / 3.0);
+    /// ```
+    #[must_use]
+    pub fn group_cost(&self, rows: &[&[u32]]) -> f64 {
+        let m = self.attributes();
+        assert!(
+            rows.iter().all(|r| r.len() == m),
+            "group_cost: a row does not have {m} codes"
+        );
+        let units = u128::from(self.group_row_units(rows)) * rows.len() as u128;
+        units as f64 / self.scale
     }
 
     /// Weighted units of generalizing `leaf` of attribute `j` to its ancestor at `level`.
@@ -376,11 +797,16 @@ impl CostModel {
     }
 
     /// Fill `out` with the weighted units of attribute `j` between `leaf` and every leaf
-    /// (`out[x]` = units of the meet of `leaf` and `x`), in O(n_j · L_j).
+    /// (`out[x]` = units of the meet of `leaf` and `x`, or the range pair units), in
+    /// O(n_j · L_j).
     pub(crate) fn fill_row(&self, j: usize, leaf: u32, out: &mut Vec<u64>) {
         let h = &self.hierarchies[j];
-        let units = &self.node_units[j];
         out.clear();
+        if !self.range.is_empty() {
+            out.extend((0..h.leaves() as u32).map(|x| self.range_units(j, leaf, x)));
+            return;
+        }
+        let units = &self.node_units[j];
         let top = h.height();
         out.resize(h.leaves(), units[top].first().copied().unwrap_or(0));
         // Descending levels: each overwrite is by a node nested in the previous one, so
@@ -439,6 +865,50 @@ impl CostModel {
     }
 }
 
+/// Check the hierarchies and weights of a model.
+fn check_model(hierarchies: &[Hierarchy], weights: &[f64]) -> Result<()> {
+    let invalid = |message: String| KernelError::InvalidArgument {
+        kernel: "cost model",
+        message,
+    };
+    if weights.len() != hierarchies.len() {
+        return Err(KernelError::LengthMismatch {
+            kernel: "cost model",
+            argument: "weights",
+            got: weights.len(),
+            expected: hierarchies.len(),
+        });
+    }
+    if hierarchies.is_empty() {
+        return Err(invalid(
+            "a cost model needs at least one quasi-identifier hierarchy".to_owned(),
+        ));
+    }
+    if let Some((j, w)) = weights
+        .iter()
+        .enumerate()
+        .find(|(_, w)| !(w.is_finite() && **w > 0.0))
+    {
+        return Err(invalid(format!(
+            "weight {w} of attribute {j} is not a positive finite number"
+        )));
+    }
+    Ok(())
+}
+
+/// Largest magnitude of an integer key priced exactly (differences stay exact in `f64`).
+const EXACT_KEY: f64 = (1u64 << 52) as f64;
+
+/// Units of a key difference `difference ≥ 0` (at most the span) of a numeric attribute.
+#[inline]
+fn key_units(difference: f64, per: PerKey, full: u64) -> u64 {
+    match per {
+        // An exact integer below 2^53 (checked keys), times units ≤ w · lcm / span.
+        PerKey::Exact(units) => difference as u64 * units,
+        PerKey::Fixed(factor) => ((difference * factor).round() as u64).min(full),
+    }
+}
+
 /// Numerator of every node's cost, `[level][code]`: the level, or the node's leaves − 1.
 fn numerators(h: &Hierarchy, kind: LevelCost) -> Vec<Vec<u64>> {
     (0..=h.height())
@@ -446,7 +916,7 @@ fn numerators(h: &Hierarchy, kind: LevelCost) -> Vec<Vec<u64>> {
             let width = h.width(level) as usize;
             match kind {
                 LevelCost::Height => vec![level as u64; width],
-                LevelCost::Ncp => {
+                LevelCost::Ncp | LevelCost::Range => {
                     let mut under = vec![0u64; width];
                     for &code in h.level(level) {
                         under[code as usize] += 1;

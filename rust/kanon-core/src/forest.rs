@@ -14,7 +14,7 @@
 
 use rayon::prelude::*;
 
-use crate::cost::CostModel;
+use crate::cost::{CostModel, LevelCost};
 use crate::error::{KernelError, Result};
 
 /// Exact `count` nearest neighbours of every vertex under the model's pair cost.
@@ -31,6 +31,10 @@ use crate::error::{KernelError, Result};
 /// sample of queries would be, every query is: the trie never costs much more than the
 /// scan and is far faster on clustered data. Either way the lists are exact, so they do
 /// not depend on the path taken or on the number of threads.
+///
+/// Under [`LevelCost::Range`] the attribute terms are not ultrametrics along the
+/// hierarchies (two leaves in different nodes may have close keys), so the trie's bounds
+/// would not hold: every query is scanned (the same exact lists, in O(n² · p)).
 ///
 /// # Arguments
 /// * `tuples` – the vertices' rows, row-major: `m` leaf codes per vertex. Rows should be
@@ -59,7 +63,7 @@ use crate::error::{KernelError, Result};
 /// scan, and far less on clustered data: on UCI Adult (19.5k distinct tuples of 9
 /// attributes) a vertex expands about 30 nodes for `count = 4` and 230 for `count = 99`.
 /// Space is O(n · (m + count)): the trie has at most 2n − 1 nodes. Beyond 2^31 vertices
-/// (`u32` node ids) every vertex is scanned.
+/// (`u32` node ids), and under [`LevelCost::Range`], every vertex is scanned.
 ///
 /// # Examples
 /// ```
@@ -82,8 +86,9 @@ pub fn nearest_neighbours(
     trie_search(tuples, m, model, count, true)
 }
 
-/// [`nearest_neighbours`] by the trie search alone: no query gives up for the scan. Not
-/// part of the API: the same lists, for tests and timings of the trie itself.
+/// [`nearest_neighbours`] by the trie search alone: no query gives up for the scan (but
+/// [`LevelCost::Range`] is still scanned). Not part of the API: the same lists, for tests
+/// and timings of the trie itself.
 ///
 /// # Errors
 /// As [`nearest_neighbours`].
@@ -111,6 +116,11 @@ fn trie_search(
         return Ok(vec![Vec::new(); n]);
     }
     let scan = Scan::new(tuples, m, model);
+    // The trie's bounds need every attribute's cost to be an ultrametric along its
+    // hierarchy; range costs (key differences, distinct values) are not.
+    if model.kind() == LevelCost::Range {
+        return Ok(scan.all(count));
+    }
     let Some(trie) = Trie::new(tuples, m, model) else {
         return Ok(scan.all(count));
     };

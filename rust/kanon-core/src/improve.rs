@@ -11,10 +11,20 @@
 //! Leaves are ranked in depth-first order of their hierarchy, so the leaves under any node
 //! form a range of ranks and `meet_j(G)` is the meet of the lowest- and highest-ranked
 //! leaf of `G`: a group is summarized per attribute by its rank range.
+//!
+//! Under [`LevelCost::Range`] the cost of a group is `|G| · Σ_j weight_j · NCP_j(G)` of
+//! its observed values instead (see [`crate::cost`]). A numeric attribute is still an
+//! interval: its leaves are ranked by key, and the units of a group are those of its
+//! lowest- and highest-ranked leaves (`(max − min key) / span`). A categorical attribute
+//! is not: it costs `(distinct values − 1)` units of one extra value, so the passes keep
+//! the count of every value per group (a *tally*) beside the rank ranges, and every cost
+//! they compare (the repair pass's merges, the split pass's cuts, moves, swaps, ejected
+//! rows and the regroup pass's pools) adds the categorical attributes' terms from the
+//! tallies. The levels reported per group are still the hierarchy meets.
 
 use rayon::prelude::*;
 
-use crate::cost::CostModel;
+use crate::cost::{CostModel, LevelCost};
 use crate::error::{KernelError, Result};
 use crate::regroup::Pool;
 
@@ -135,12 +145,17 @@ impl Meet {
 /// grows least when it joins (ties to the smaller id), until every group holds at least
 /// `k` rows. Group ids are renumbered densely in their original order.
 ///
+/// Costs are the model's group costs ([`CostModel::group_cost`]): the meets of the groups,
+/// or under [`LevelCost::Range`] the NCP of their observed values.
+///
 /// # Errors
 /// [`KernelError::InvalidArgument`] for inconsistent inputs, `k = 0`, or fewer than `k`
 /// rows in all.
 ///
 /// # Complexity
-/// O(rows · m) plus O(s · g · m · L) for `s` small groups among `g`.
+/// O(rows · m) plus O(s · g · m · L) for `s` small groups among `g` (under
+/// [`LevelCost::Range`], O(rows · m · log rows) plus O(s · g · m) and the sizes of the
+/// groups' sets of categorical values).
 pub fn repair(
     model: &CostModel,
     tuples: &[u32],
@@ -163,6 +178,66 @@ pub fn repair(
             tuple_of_row.len()
         )));
     }
+    let merges = if model.kind() == LevelCost::Range {
+        merge_extents(model, tuples, m, tuple_of_row, group_of_row, groups, k)
+    } else {
+        merge_meets(model, tuples, m, tuple_of_row, group_of_row, groups, k)?
+    };
+    let Some(Merges { into, live, merged }) = merges else {
+        return Err(invalid("internal error: no group to merge into".to_owned()));
+    };
+    // Resolve merge chains (a group merged into one that merged later) and renumber.
+    let mut dense = vec![u32::MAX; groups];
+    let mut next = 0u32;
+    for (g, &alive) in live.iter().enumerate() {
+        if alive {
+            dense[g] = next;
+            next += 1;
+        }
+    }
+    let resolve = |mut g: usize| {
+        while !live[g] {
+            g = into[g] as usize;
+        }
+        dense[g]
+    };
+    let map: Vec<u32> = (0..groups)
+        .map(|g| {
+            if into[g] as usize == g && !live[g] {
+                u32::MAX
+            } else {
+                resolve(g)
+            }
+        })
+        .collect();
+    for g in group_of_row.iter_mut() {
+        *g = map[*g as usize];
+    }
+    Ok(Repaired {
+        groups: next as usize,
+        merged,
+    })
+}
+
+/// The merges of the repair pass: the group each group merged into (itself if none),
+/// whether each group is left with rows, and the number of merges.
+struct Merges {
+    into: Vec<u32>,
+    live: Vec<bool>,
+    merged: usize,
+}
+
+/// The merges of [`repair`] by hierarchy meets; `None` if a small group found no group to
+/// merge into.
+fn merge_meets(
+    model: &CostModel,
+    tuples: &[u32],
+    m: usize,
+    tuple_of_row: &[u32],
+    group_of_row: &[u32],
+    groups: usize,
+    k: usize,
+) -> Result<Option<Merges>> {
     let levels = group_levels(model, tuples, m, tuple_of_row, group_of_row, groups)?;
     let mut meets: Vec<Option<Meet>> = (0..groups)
         .map(|g| {
@@ -216,7 +291,7 @@ pub fn repair(
             }
         }
         let Some((_, h, joined)) = best else {
-            return Err(invalid("internal error: no group to merge into".to_owned()));
+            return Ok(None);
         };
         let target = meets[h].as_mut().expect("chosen group exists");
         target.levels = joined;
@@ -224,41 +299,183 @@ pub fn repair(
         into[g] = h as u32;
         merged += 1;
     }
-    // Resolve merge chains (a group merged into one that merged later) and renumber.
-    let mut dense = vec![u32::MAX; groups];
-    let mut next = 0u32;
-    for (g, meet) in meets.iter().enumerate() {
-        if meet.is_some() {
-            dense[g] = next;
-            next += 1;
-        }
-    }
-    let resolve = |mut g: usize| {
-        while meets[g].is_none() {
-            g = into[g] as usize;
-        }
-        dense[g]
-    };
-    let map: Vec<u32> = (0..groups)
-        .map(|g| {
-            if into[g] as usize == g && meets[g].is_none() {
-                u32::MAX
-            } else {
-                resolve(g)
-            }
-        })
+    Ok(Some(Merges {
+        into,
+        live: meets.iter().map(Option::is_some).collect(),
+        merged,
+    }))
+}
+
+/// The merges of [`repair`] by range costs ([`LevelCost::Range`]); `None` if a small group
+/// found no group to merge into.
+fn merge_extents(
+    model: &CostModel,
+    tuples: &[u32],
+    m: usize,
+    tuple_of_row: &[u32],
+    group_of_row: &[u32],
+    groups: usize,
+    k: usize,
+) -> Option<Merges> {
+    let extents = Extents::new(model, m);
+    let mut live: Vec<Option<Extent>> = extents
+        .of_groups(tuples, tuple_of_row, group_of_row, groups)
+        .into_iter()
+        .map(|e| (e.size > 0).then_some(e))
         .collect();
-    for g in group_of_row.iter_mut() {
-        *g = map[*g as usize];
+    let mut into: Vec<u32> = (0..groups as u32).collect();
+    let mut merged = 0;
+    for g in 0..groups {
+        let Some(small) = live[g].take_if(|x| x.size < k) else {
+            continue;
+        };
+        let small_cost = small.size as u128 * u128::from(extents.units(&small));
+        let mut best: Option<(u128, usize, Extent)> = None;
+        for (h, other) in live.iter().enumerate() {
+            let Some(other) = other else { continue };
+            let joined = extents.union(&small, other);
+            let after = joined.size as u128 * u128::from(extents.units(&joined));
+            let before = small_cost + other.size as u128 * u128::from(extents.units(other));
+            // The units of a group never drop when it grows: the delta is not negative.
+            let delta = after.saturating_sub(before);
+            if best.as_ref().is_none_or(|(d, _, _)| delta < *d) {
+                best = Some((delta, h, joined));
+            }
+        }
+        let (_, h, joined) = best?;
+        live[h] = Some(joined);
+        into[g] = h as u32;
+        merged += 1;
     }
-    Ok(Repaired {
-        groups: next as usize,
+    Some(Merges {
+        into,
+        live: live.iter().map(Option::is_some).collect(),
         merged,
     })
 }
 
+/// A group summarized for its cost: its row count, the rank range of every attribute
+/// priced by a leaf order ([`CostModel::interval_ranks`]) and the sorted distinct ranks
+/// of every categorical attribute under [`LevelCost::Range`] ([`CostModel::is_set`]).
+struct Extent {
+    size: usize,
+    ranges: Vec<(u32, u32)>,
+    /// Per attribute of [`Extents::sets`].
+    sets: Vec<Vec<u32>>,
+}
+
+/// The leaf ranks that [`Extent`]s are made of.
+struct Extents<'a> {
+    model: &'a CostModel,
+    m: usize,
+    /// `ranks[j][leaf]`, and `leaf_at[j][rank]`.
+    ranks: Vec<Vec<u32>>,
+    leaf_at: Vec<Vec<u32>>,
+    /// The attributes priced by their distinct values.
+    sets: Vec<usize>,
+}
+
+impl<'a> Extents<'a> {
+    fn new(model: &'a CostModel, m: usize) -> Self {
+        let ranks: Vec<Vec<u32>> = (0..m).map(|j| model.interval_ranks(j)).collect();
+        let leaf_at = ranks.iter().map(|r| inverse(r)).collect();
+        Self {
+            model,
+            m,
+            ranks,
+            leaf_at,
+            sets: (0..m).filter(|&j| model.is_set(j)).collect(),
+        }
+    }
+
+    /// The extents of groups `0..groups` of the rows.
+    fn of_groups(
+        &self,
+        tuples: &[u32],
+        tuple_of_row: &[u32],
+        group_of_row: &[u32],
+        groups: usize,
+    ) -> Vec<Extent> {
+        let m = self.m;
+        let mut out: Vec<Extent> = (0..groups)
+            .map(|_| Extent {
+                size: 0,
+                ranges: vec![(u32::MAX, 0); m],
+                sets: vec![Vec::new(); self.sets.len()],
+            })
+            .collect();
+        for (&t, &g) in tuple_of_row.iter().zip(group_of_row) {
+            let row = &tuples[t as usize * m..(t as usize + 1) * m];
+            let e = &mut out[g as usize];
+            e.size += 1;
+            for (j, (range, &code)) in e.ranges.iter_mut().zip(row).enumerate() {
+                let rank = self.ranks[j][code as usize];
+                *range = (range.0.min(rank), range.1.max(rank));
+            }
+            for (values, &j) in e.sets.iter_mut().zip(&self.sets) {
+                values.push(self.ranks[j][row[j] as usize]);
+            }
+        }
+        for e in &mut out {
+            for values in &mut e.sets {
+                values.sort_unstable();
+                values.dedup();
+            }
+        }
+        out
+    }
+
+    /// Units of one row of a group.
+    fn units(&self, e: &Extent) -> u64 {
+        let ranged: u64 = e
+            .ranges
+            .iter()
+            .enumerate()
+            .filter(|&(j, &(lo, hi))| lo < hi && !self.model.is_set(j))
+            .map(|(j, &(lo, hi))| {
+                let leaf_at = &self.leaf_at[j];
+                self.model
+                    .attribute_units(j, leaf_at[lo as usize], leaf_at[hi as usize])
+            })
+            .sum();
+        let counted: u64 = e
+            .sets
+            .iter()
+            .zip(&self.sets)
+            .map(|(values, &j)| values.len().saturating_sub(1) as u64 * self.model.set_units(j))
+            .sum();
+        ranged + counted
+    }
+
+    /// The extent of the union of two groups.
+    fn union(&self, a: &Extent, b: &Extent) -> Extent {
+        Extent {
+            size: a.size + b.size,
+            ranges: a
+                .ranges
+                .iter()
+                .zip(&b.ranges)
+                .map(|(x, y)| (x.0.min(y.0), x.1.max(y.1)))
+                .collect(),
+            sets: a
+                .sets
+                .iter()
+                .zip(&b.sets)
+                .map(|(x, y)| {
+                    let mut both: Vec<u32> = x.iter().chain(y).copied().collect();
+                    both.sort_unstable();
+                    both.dedup();
+                    both
+                })
+                .collect(),
+        }
+    }
+}
+
 /// Cost of a release: Σ over rows and attributes of the units of the group's node, as a
-/// cost ([`CostModel::units_to_cost`]).
+/// cost ([`CostModel::units_to_cost`]); under [`LevelCost::Range`], Σ over groups of
+/// `|G| · Σ_j weight_j · NCP_j(G)` of the observed values (the sum of
+/// [`CostModel::group_cost`] over the groups).
 ///
 /// # Errors
 /// [`KernelError::InvalidArgument`] or [`KernelError::LengthMismatch`] for inconsistent
@@ -274,6 +491,17 @@ pub fn release_cost(
     group_of_row: &[u32],
     groups: usize,
 ) -> Result<f64> {
+    if model.kind() == LevelCost::Range {
+        let n = model.check_tuples(tuples, m, "release_cost")?;
+        check_rows("release_cost", n, tuple_of_row, group_of_row, groups)?;
+        let extents = Extents::new(model, m);
+        let units: u128 = extents
+            .of_groups(tuples, tuple_of_row, group_of_row, groups)
+            .iter()
+            .map(|e| e.size as u128 * u128::from(extents.units(e)))
+            .sum();
+        return Ok(units as f64 / model.scale());
+    }
     let levels = group_levels(model, tuples, m, tuple_of_row, group_of_row, groups)?;
     let units: u64 = tuple_of_row
         .iter()
@@ -567,6 +795,11 @@ struct Space<'a> {
     /// `split_key[a][t]`: position of tuple `t` among all tuples sorted by their rank in
     /// attribute `a`, then by their ranks in the other attributes in `importance` order.
     split_key: Vec<Vec<u32>>,
+    /// The attributes priced by their distinct values ([`CostModel::is_set`]); their
+    /// ranks are their values, and [`Self::span`] prices them 0.
+    sets: Vec<usize>,
+    /// Units of one distinct value beyond the first, per attribute of `sets`.
+    set_unit: Vec<u64>,
 }
 
 /// Units of the meet of a rank range of one attribute.
@@ -574,15 +807,18 @@ struct Span {
     leaves: usize,
     /// `table[lo · leaves + hi]` for `lo < hi`, if the attribute is small enough.
     table: Option<Vec<u64>>,
-    /// The leaf of every depth-first rank.
+    /// The leaf of every rank ([`CostModel::interval_ranks`]).
     leaf_at: Vec<u32>,
+    /// Priced by its distinct values, not by a range: every range costs 0 here.
+    set: bool,
 }
 
 impl Span {
     fn new(model: &CostModel, j: usize, ranks: &[u32]) -> Self {
         let leaves = ranks.len();
         let leaf_at = inverse(ranks);
-        let table = (leaves <= SPAN_TABLE_LEAVES).then(|| {
+        let set = model.is_set(j);
+        let table = (leaves <= SPAN_TABLE_LEAVES && !set).then(|| {
             let mut table = vec![0u64; leaves * leaves];
             for lo in 0..leaves {
                 for hi in lo + 1..leaves {
@@ -595,6 +831,7 @@ impl Span {
             leaves,
             table,
             leaf_at,
+            set,
         }
     }
 }
@@ -608,12 +845,14 @@ impl<'a> Space<'a> {
         tuple_of_row: &'a [u32],
         k: usize,
     ) -> Self {
-        let ranks: Vec<Vec<u32>> = (0..m).map(|j| model.hierarchy(j).dfs_ranks()).collect();
+        let ranks: Vec<Vec<u32>> = (0..m).map(|j| model.interval_ranks(j)).collect();
         let rank: Vec<u32> = tuples
             .chunks_exact(m)
             .flat_map(|row| row.iter().zip(&ranks).map(|(&c, r)| r[c as usize]))
             .collect();
         let spans: Vec<Span> = (0..m).map(|j| Span::new(model, j, &ranks[j])).collect();
+        let sets: Vec<usize> = (0..m).filter(|&j| model.is_set(j)).collect();
+        let set_unit = sets.iter().map(|&j| model.set_units(j)).collect();
         let mut space = Self {
             model,
             m,
@@ -623,12 +862,21 @@ impl<'a> Space<'a> {
             spans,
             importance: Vec::new(),
             split_key: Vec::new(),
+            sets,
+            set_unit,
         };
-        // The cheapest mismatch of an attribute is the meet of two neighbouring ranks.
+        // The cheapest mismatch of an attribute is the meet of two neighbouring ranks (one
+        // more distinct value for a categorical range attribute).
         let cheapest: Vec<u64> = (0..m)
             .map(|j| {
                 (1..space.spans[j].leaves as u32)
-                    .map(|r| space.span(j, r - 1, r))
+                    .map(|r| {
+                        if space.spans[j].set {
+                            model.set_units(j)
+                        } else {
+                            space.span(j, r - 1, r)
+                        }
+                    })
                     .min()
                     .unwrap_or(u64::MAX)
             })
@@ -659,7 +907,8 @@ impl<'a> Space<'a> {
         self.ranks(self.tuple_of_row[r as usize])
     }
 
-    /// Units of the meet of ranks `lo..=hi` of attribute `j` (0 for `lo ≥ hi`).
+    /// Units of the meet of ranks `lo..=hi` of attribute `j` (0 for `lo ≥ hi`, and for an
+    /// attribute of [`Self::sets`]).
     fn span(&self, j: usize, lo: u32, hi: u32) -> u64 {
         if lo >= hi {
             return 0;
@@ -667,11 +916,37 @@ impl<'a> Space<'a> {
         let span = &self.spans[j];
         match &span.table {
             Some(table) => table[lo as usize * span.leaves + hi as usize],
+            None if span.set => 0,
             None => {
                 self.model
                     .attribute_units(j, span.leaf_at[lo as usize], span.leaf_at[hi as usize])
             }
         }
+    }
+
+    /// Units of one row of a group holding `distinct` values of set attribute `s` (an
+    /// index into [`Self::sets`]).
+    #[inline]
+    fn set_units(&self, s: usize, distinct: usize) -> u64 {
+        distinct.saturating_sub(1) as u64 * self.set_unit[s]
+    }
+
+    /// Units of one row of a group made of `rows` in the set attributes.
+    fn set_units_of(&self, rows: &[u32]) -> u64 {
+        if self.sets.is_empty() {
+            return 0;
+        }
+        let mut values: Vec<u32> = Vec::with_capacity(rows.len());
+        (0..self.sets.len())
+            .map(|s| {
+                let j = self.sets[s];
+                values.clear();
+                values.extend(rows.iter().map(|&r| self.row_ranks(r)[j]));
+                values.sort_unstable();
+                values.dedup();
+                self.set_units(s, values.len())
+            })
+            .sum()
     }
 
     /// Units of one row of a group with rank ranges `ranges` (`(lo, hi)` per attribute;
@@ -708,15 +983,23 @@ impl<'a> Space<'a> {
     fn units_of(&self, rows: &[u32]) -> u64 {
         let mut ranges = vec![(u32::MAX, 0u32); self.m];
         self.ranges_of(rows, &mut ranges);
-        self.units_in(&ranges)
+        self.units_in(&ranges) + self.set_units_of(rows)
     }
 
     /// Pair cost of tuples `a` and `b` in units.
     fn pair_units(&self, a: u32, b: u32) -> u64 {
         let (x, y) = (self.ranks(a), self.ranks(b));
-        (0..self.m)
+        let ranged: u64 = (0..self.m)
             .map(|j| self.span(j, x[j].min(y[j]), x[j].max(y[j])))
-            .sum()
+            .sum();
+        let counted: u64 = self
+            .sets
+            .iter()
+            .zip(&self.set_unit)
+            .filter(|&(&j, _)| x[j] != y[j])
+            .map(|(_, &unit)| unit)
+            .sum();
+        ranged + counted
     }
 
     /// Tuple ids sorted by their ranks in `attributes`, in that order, ties by id.
@@ -806,6 +1089,17 @@ impl<'a> Space<'a> {
         let mut sum = 0u64;
         out.clear();
         out.push(0);
+        let mut counted: Vec<Counted> = (0..self.sets.len())
+            .filter(|&s| active.contains(&self.sets[s]))
+            .map(|s| {
+                let j = self.sets[s];
+                let mut values: Vec<u32> = order.iter().map(|&r| self.row_ranks(r)[j]).collect();
+                values.sort_unstable();
+                values.dedup();
+                let seen = vec![false; values.len()];
+                (s, j, values, seen, 0)
+            })
+            .collect();
         let mut step = |r: u32| {
             let x = self.row_ranks(r);
             for (range, &j) in ranges.iter_mut().zip(active) {
@@ -816,6 +1110,17 @@ impl<'a> Space<'a> {
                     let units = self.span(j, range.0, range.1);
                     sum = sum - range.2 + units;
                     range.2 = units;
+                }
+            }
+            for (s, j, values, seen, distinct) in &mut counted {
+                // Present: `values` holds every value of `order`.
+                let i = values.binary_search(&x[*j]).unwrap_or(0);
+                if !seen[i] {
+                    seen[i] = true;
+                    *distinct += 1;
+                    if *distinct > 1 {
+                        sum += self.set_unit[*s];
+                    }
                 }
             }
             sum
@@ -838,7 +1143,7 @@ impl<'a> Space<'a> {
         }
         let mut ranges = vec![(u32::MAX, 0u32); self.m];
         self.ranges_of(rows, &mut ranges);
-        let whole = s as u128 * u128::from(self.units_in(&ranges));
+        let whole = s as u128 * u128::from(self.units_in(&ranges) + self.set_units_of(rows));
         // Attributes that vary in the group; sorting by any constant one gives the same
         // order (by the others in importance order), so only the first is tried.
         let active: Vec<usize> = (0..self.m).filter(|&j| ranges[j].0 < ranges[j].1).collect();
@@ -897,6 +1202,10 @@ impl<'a> Space<'a> {
         done
     }
 }
+
+/// A set attribute active in [`Space::running_units`]: its index in [`Space::sets`], the
+/// attribute, the values of the rows, whether each was seen, and the distinct values seen.
+type Counted = (usize, usize, Vec<u32>, Vec<bool>, usize);
 
 /// Rank range of one attribute in a group, with what removing one row leaves.
 #[derive(Debug, Clone, Copy)]
@@ -998,6 +1307,12 @@ struct Scratch {
     ranges: Vec<(u32, u32)>,
     /// Target group of every placed row.
     targets: Vec<u32>,
+    /// Tallies of the touched groups, one per set attribute each.
+    tallies: Vec<Tally>,
+    /// Per set attribute: the distinct values the current row's group keeps without it,
+    /// and whether a candidate group holds the row's value.
+    rest_distinct: Vec<usize>,
+    holds: Vec<bool>,
     /// Groups around the group being worked on.
     hood: Vec<u32>,
 }
@@ -1012,6 +1327,9 @@ impl Scratch {
             touched: Vec::new(),
             ranges: Vec::new(),
             targets: Vec::new(),
+            tallies: Vec::new(),
+            rest_distinct: Vec::new(),
+            holds: Vec::new(),
             hood: Vec::new(),
         }
     }
@@ -1030,6 +1348,71 @@ impl Scratch {
         let fresh = *seen != self.mark;
         *seen = self.mark;
         fresh
+    }
+}
+
+/// The count of every value of one set attribute in a group, sorted by value.
+#[derive(Debug, Clone, Default)]
+struct Tally {
+    counts: Vec<(u32, u32)>,
+    /// Values counted once.
+    singles: u32,
+}
+
+impl Tally {
+    /// Count the values `sorted` (ascending) afresh.
+    fn rebuild(&mut self, sorted: &[u32]) {
+        self.counts.clear();
+        for &x in sorted {
+            match self.counts.last_mut() {
+                Some((v, c)) if *v == x => *c += 1,
+                _ => self.counts.push((x, 1)),
+            }
+        }
+        self.singles = self.counts.iter().filter(|&&(_, c)| c == 1).count() as u32;
+    }
+
+    fn count(&self, x: u32) -> u32 {
+        self.counts
+            .binary_search_by_key(&x, |&(v, _)| v)
+            .map_or(0, |i| self.counts[i].1)
+    }
+
+    fn distinct(&self) -> usize {
+        self.counts.len()
+    }
+
+    fn add(&mut self, x: u32) {
+        match self.counts.binary_search_by_key(&x, |&(v, _)| v) {
+            Ok(i) => {
+                if self.counts[i].1 == 1 {
+                    self.singles -= 1;
+                }
+                self.counts[i].1 += 1;
+            }
+            Err(i) => {
+                self.counts.insert(i, (x, 1));
+                self.singles += 1;
+            }
+        }
+    }
+
+    /// Distinct values of the union with another tally.
+    fn union_distinct(&self, other: &Self) -> usize {
+        let (mut i, mut j, mut n) = (0, 0, 0);
+        let (a, b) = (&self.counts, &other.counts);
+        while i < a.len() && j < b.len() {
+            match a[i].0.cmp(&b[j].0) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    i += 1;
+                    j += 1;
+                }
+            }
+            n += 1;
+        }
+        n + (a.len() - i) + (b.len() - j)
     }
 }
 
@@ -1054,6 +1437,11 @@ struct State {
     boxes: Vec<[u32; 4]>,
     /// Units of one row of each group.
     unit: Vec<u64>,
+    /// `tally[g · S + s]`: the values of group `g` in set attribute `s` of the `S`
+    /// attributes of [`Space::sets`].
+    tally: Vec<Tally>,
+    /// `S`, the number of set attributes.
+    sets: usize,
     /// Groups holding rows of every tuple, with their row counts, by group id.
     tuple_groups: Vec<Vec<(u32, u32)>>,
     /// The one group holding all rows of a tuple, or [`SPREAD`].
@@ -1106,6 +1494,8 @@ impl State {
             bounds: vec![Bound::EMPTY; groups * m],
             boxes: vec![[0; 4]; groups * m],
             unit: vec![0; groups],
+            tally: vec![Tally::default(); groups * space.sets.len()],
+            sets: space.sets.len(),
             tuple_groups,
             home,
             near: Lists::new(near),
@@ -1152,6 +1542,20 @@ impl State {
             let (lo, hi) = b.inner();
             *slot = [b.lo, b.hi, lo, hi];
         }
+        let mut values: Vec<u32> = Vec::new();
+        for (s, &j) in space.sets.iter().enumerate() {
+            values.clear();
+            values.extend(self.members[g].iter().map(|&r| space.row_ranks(r)[j]));
+            values.sort_unstable();
+            let tally = &mut self.tally[g * self.sets + s];
+            tally.rebuild(&values);
+            self.unit[g] += space.set_units(s, tally.distinct());
+        }
+    }
+
+    /// Tallies of group `g`.
+    fn tallies(&self, g: u32) -> &[Tally] {
+        &self.tally[g as usize * self.sets..(g as usize + 1) * self.sets]
     }
 
     /// Total cost in units.
@@ -1249,6 +1653,8 @@ impl State {
             .extend(std::iter::repeat_n(Bound::EMPTY, self.m));
         self.boxes.extend(std::iter::repeat_n([0; 4], self.m));
         self.unit.push(0);
+        self.tally
+            .extend(std::iter::repeat_n(Tally::default(), self.sets));
         self.ejected.push(0);
         self.regrouped.push(0);
         id
@@ -1367,7 +1773,17 @@ impl State {
             *rest = b.without(x[j]);
             u_rest += space.span(j, rest.0, rest.1);
         }
+        // Set attributes: the distinct values g keeps without the row.
+        let tg = self.tallies(g);
+        scratch.rest_distinct.clear();
+        for (s, (&j, tally)) in space.sets.iter().zip(tg).enumerate() {
+            let kept = tally.distinct() - usize::from(tally.count(x[j]) == 1);
+            scratch.rest_distinct.push(kept);
+            u_rest += space.set_units(s, kept);
+        }
         let rest = &scratch.rest;
+        let rest_distinct = &scratch.rest_distinct;
+        let holds = &mut scratch.holds;
         // The change of g's cost when it swaps the row for another (a lower bound: ≤ 0),
         // and what g saves by giving it away.
         let leave_g = size_g * (i128::from(u_rest) - u_g);
@@ -1380,10 +1796,25 @@ impl State {
             let boxes = &self.boxes[hu * m..(hu + 1) * m];
             let (size_h, cost_h) = self.size_cost(h);
             let u_h = i128::from(self.unit[hu]);
+            // Set attributes: whether h holds the row's value; h's distinct values with
+            // the row, and a lower bound of them after a swap (h gives away at most one
+            // value it holds once, and receives the row's).
+            let th = self.tallies(h);
+            holds.clear();
+            let (mut set_joined, mut set_floor) = (0u64, 0u64);
+            for (s, (&j, tally)) in space.sets.iter().zip(th).enumerate() {
+                let held = tally.count(x[j]) > 0;
+                holds.push(held);
+                let d = tally.distinct();
+                set_joined += space.set_units(s, d + usize::from(!held));
+                let lost = usize::from(tally.singles > 0);
+                set_floor += space.set_units(s, d - lost + usize::from(!held));
+            }
             if can_move {
                 let u_joined: u64 = (0..m)
                     .map(|j| space.span(j, boxes[j][0].min(x[j]), boxes[j][1].max(x[j])))
-                    .sum();
+                    .sum::<u64>()
+                    + set_joined;
                 let delta = (size_h + 1) * i128::from(u_joined) - cost_h - saving_g;
                 if delta < best {
                     best = delta;
@@ -1401,7 +1832,8 @@ impl State {
                         0
                     }
                 })
-                .sum();
+                .sum::<u64>()
+                + set_floor;
             let floor_h = size_h * (i128::from(floor) - u_h);
             if leave_g + floor_h >= best {
                 continue;
@@ -1415,9 +1847,24 @@ impl State {
                 }
                 previous = ts;
                 let y = space.ranks(ts);
+                // Set attributes of both sides: g without the row plus y, h without y plus
+                // the row (nothing changes where the two rows agree).
+                let (mut set_gs, mut set_hs) = (0u64, 0u64);
+                for (s, &j) in space.sets.iter().enumerate() {
+                    if y[j] == x[j] {
+                        set_gs += space.set_units(s, tg[s].distinct());
+                        set_hs += space.set_units(s, th[s].distinct());
+                    } else {
+                        let gained = usize::from(tg[s].count(y[j]) == 0);
+                        set_gs += space.set_units(s, rest_distinct[s] + gained);
+                        let lost = usize::from(th[s].count(y[j]) == 1);
+                        let d = th[s].distinct() - lost + usize::from(!holds[s]);
+                        set_hs += space.set_units(s, d);
+                    }
+                }
                 // g's side must leave room: size_g · (u_gs − u_g) + floor_h < best.
                 let gs_cap = ceil_units(best - floor_h + cost_g, size_g);
-                let mut u_gs = 0u64;
+                let mut u_gs = set_gs;
                 for &j in &space.importance {
                     u_gs += space.span(j, rest[j].0.min(y[j]), rest[j].1.max(y[j]));
                     if u_gs >= gs_cap {
@@ -1429,7 +1876,7 @@ impl State {
                 }
                 let side_g = size_g * (i128::from(u_gs) - u_g);
                 let hs_cap = ceil_units(best - side_g + cost_h, size_h);
-                let mut u_hs = 0u64;
+                let mut u_hs = set_hs;
                 for &j in &space.importance {
                     let (lo, hi) = bh[j].without(y[j]);
                     u_hs += space.span(j, lo.min(x[j]), hi.max(x[j]));
@@ -1514,9 +1961,23 @@ impl State {
         scratch: &mut Scratch,
     ) -> Option<i128> {
         let m = self.m;
+        let sets = self.sets;
         scratch.touched.clear();
         scratch.ranges.clear();
         scratch.targets.clear();
+        scratch.tallies.clear();
+        // Set units of one row of a group with `tallies` once it receives ranks `x`.
+        let with_row = |tallies: &[Tally], x: &[u32]| -> u64 {
+            space
+                .sets
+                .iter()
+                .zip(tallies)
+                .enumerate()
+                .map(|(s, (&j, tally))| {
+                    space.set_units(s, tally.distinct() + usize::from(tally.count(x[j]) == 0))
+                })
+                .sum()
+        };
         let mut total = 0i128;
         for &r in leaving {
             let t = space.tuple_of_row[r as usize];
@@ -1528,7 +1989,8 @@ impl State {
                     Some(i) => (
                         scratch.touched[i].1,
                         scratch.touched[i].2,
-                        space.units_with(&scratch.ranges[i * m..(i + 1) * m], x),
+                        space.units_with(&scratch.ranges[i * m..(i + 1) * m], x)
+                            + with_row(&scratch.tallies[i * sets..(i + 1) * sets], x),
                     ),
                     None => {
                         let boxes = &self.boxes[h as usize * m..(h as usize + 1) * m];
@@ -1536,6 +1998,7 @@ impl State {
                             .map(|j| space.span(j, boxes[j][0].min(x[j]), boxes[j][1].max(x[j])))
                             .sum();
                         let (size, _) = self.size_cost(h);
+                        let units = units + with_row(self.tallies(h), x);
                         (size, i128::from(self.unit[h as usize]), units)
                     }
                 };
@@ -1554,6 +2017,7 @@ impl State {
                 Some(i) => i,
                 None => {
                     scratch.ranges.extend(self.ranges(h));
+                    scratch.tallies.extend_from_slice(self.tallies(h));
                     let (size, _) = self.size_cost(h);
                     scratch
                         .touched
@@ -1565,7 +2029,12 @@ impl State {
             for (range, &x) in ranges.iter_mut().zip(x) {
                 *range = (range.0.min(x), range.1.max(x));
             }
-            let units = space.units_in(ranges);
+            let mut units = space.units_in(ranges);
+            let tallies = &mut scratch.tallies[i * sets..(i + 1) * sets];
+            for (s, (&j, tally)) in space.sets.iter().zip(tallies.iter_mut()).enumerate() {
+                tally.add(x[j]);
+                units += space.set_units(s, tally.distinct());
+            }
             scratch.touched[i].1 += 1;
             scratch.touched[i].2 = i128::from(units);
         }
@@ -1601,6 +2070,9 @@ impl State {
             }
             let hierarchy = space.model.hierarchy(j);
             let leaf_at = &space.spans[j].leaf_at;
+            // Under range costs a numeric attribute is ranked by key: where the hierarchy
+            // does not follow the keys, the runs below are parts of nodes and `top` may be
+            // below the group's meet. They are candidates only; every one is priced.
             let top = space
                 .model
                 .meet_level(j, leaf_at[b.lo as usize], leaf_at[b.hi as usize]);
@@ -1699,13 +2171,20 @@ impl State {
             .hood
             .iter()
             .map(|&h| {
-                let units = self
+                let ranged: u64 = self
                     .ranges(h)
                     .zip(&own)
                     .enumerate()
                     .map(|(j, ((lo, hi), &(a, b)))| space.span(j, lo.min(a), hi.max(b)))
                     .sum();
-                (units, h)
+                let counted: u64 = self
+                    .tallies(h)
+                    .iter()
+                    .zip(self.tallies(g))
+                    .enumerate()
+                    .map(|(s, (a, b))| space.set_units(s, a.union_distinct(b)))
+                    .sum();
+                (ranged + counted, h)
             })
             .collect();
         scored.sort_unstable();
@@ -1742,6 +2221,12 @@ impl State {
         let stale: Vec<u32> = (0..self.members.len() as u32)
             .filter(|&g| self.stale(space, g, self.regrouped[g as usize]))
             .collect();
+        let sets: Vec<(usize, u64)> = space
+            .sets
+            .iter()
+            .copied()
+            .zip(space.set_unit.iter().copied())
+            .collect();
         for batch in stale.chunks(REGROUP_BATCH) {
             let jobs: Vec<(u32, Option<PoolJob>)> = batch
                 .iter()
@@ -1756,8 +2241,13 @@ impl State {
                         .iter()
                         .flat_map(|&r| space.row_ranks(r).iter().copied())
                         .collect();
-                    let pool =
-                        Pool::new(space.m, space.k, &ranks, |j, lo, hi| space.span(j, lo, hi));
+                    let pool = Pool::new(
+                        space.m,
+                        space.k,
+                        &ranks,
+                        |j, lo, hi| space.span(j, lo, hi),
+                        &sets,
+                    );
                     pool.solve(&job.groups).map(|(parts, _)| parts)
                 })
                 .collect();
@@ -2011,6 +2501,32 @@ mod tests {
         let mut out = [9u32; 4];
         assert_eq!(state.compact(&mut out, 2).unwrap(), 2);
         assert_eq!(out, [0, 0, 1, 1]);
+    }
+
+    #[test]
+    fn range_categories_are_priced_by_distinct_values() {
+        // A categorical range attribute of 3 values: {a, b} twice costs 2 · 2 · 1/2; the
+        // search swaps to {a, a} and {b, b}, which cost nothing.
+        let model =
+            CostModel::try_new(vec![Hierarchy::flat(3)], vec![1.0], LevelCost::Range).unwrap();
+        let tuples = [0, 1];
+        let tuple_of_row = [0, 1, 0, 1];
+        let group_of_row = [0, 0, 1, 1];
+        let before = release_cost(&model, &tuples, 1, &tuple_of_row, &group_of_row, 2).unwrap();
+        assert_eq!(before, 2.0);
+        let space = Space::new(&model, &tuples, 1, 2, &tuple_of_row, 2);
+        assert_eq!(space.sets, vec![0]);
+        assert_eq!(space.pair_units(0, 1), model.pair_units(&[0], &[1]));
+        let near = space.near_tuples(2, NEAR, WINDOW);
+        let mut state = State::new(&space, &group_of_row, 2, &near);
+        assert_eq!(state.total_units() as f64 / model.scale(), 2.0);
+        let mut scratch = Scratch::new(1);
+        assert!(state.local_search(&space, &mut scratch) > 0);
+        assert_eq!(state.total_units(), 0);
+        let mut out = [9u32; 4];
+        assert_eq!(state.compact(&mut out, 2).unwrap(), 2);
+        assert_eq!(out[0], out[2]);
+        assert_eq!(out[1], out[3]);
     }
 
     #[test]

@@ -9,14 +9,19 @@
 //!   algorithm (pair costs, exact nearest neighbours and FOREST, DECOMPOSE cuts A–D).
 //! - [`improve`]: the repair pass (every group ≥ k), improvement passes, group levels.
 //! - [`anonymize`]: the forest anonymizer end to end.
+//! - [`blocked`]: the forest on large tables, in blocks cut by Mondrian.
 //! - [`extend`]: continuous mode, placing rows added after a release.
 //! - [`lattice`]: optimal full-domain generalization (lattice search with suppression).
 //! - [`models`]: l-diversity, t-closeness and δ-presence checked class by class.
 //! - [`historic`]: Sweeney's Datafly and μ-Argus (historic baselines).
+//! - [`hkp`]: (h,k,p)-coherence of transaction data (minimal moles, MOLE-tree, greedy
+//!   suppression of public items).
+//! - [`mondrian`]: strict multidimensional Mondrian (median cuts into parts of ≥ k rows).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod anonymize;
+pub mod blocked;
 pub mod cost;
 pub mod decompose;
 pub mod emd;
@@ -27,9 +32,11 @@ pub mod forest;
 pub mod groupify;
 pub mod hierarchy;
 pub mod historic;
+pub mod hkp;
 pub mod improve;
 pub mod lattice;
 pub mod models;
+pub mod mondrian;
 mod regroup;
 pub mod stats;
 

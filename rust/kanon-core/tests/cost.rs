@@ -112,6 +112,7 @@ fn mathematically_equal_costs_are_equal() {
             }
             // two leaves: every merge costs the whole attribute
             LevelCost::Ncp => assert_eq!(split, 2 * single),
+            LevelCost::Range => unreachable!("not in the loop"),
         }
     }
 }

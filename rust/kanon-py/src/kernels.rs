@@ -1,6 +1,7 @@
 //! One `#[pyfunction]` per kernel: extract, validate, release the GIL, call the core, wrap.
 
 use kanon_core::anonymize::{anonymize, ForestOptions};
+use kanon_core::blocked::blocked_forest;
 use kanon_core::cost::{CostModel, LevelCost};
 use kanon_core::emd::GroundDistance;
 use kanon_core::extend::extend;
@@ -14,22 +15,27 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 use crate::error::to_py;
+use crate::progress;
 
 /// Copy a buffer-protocol object (e.g. ``memoryview(arrow_buffer).cast("I")``) into a Vec.
-fn read<T: Element + Copy>(py: Python<'_>, name: &str, buf: &PyBuffer<T>) -> PyResult<Vec<T>> {
+pub(crate) fn read<T: Element + Copy>(
+    py: Python<'_>,
+    name: &str,
+    buf: &PyBuffer<T>,
+) -> PyResult<Vec<T>> {
     buf.to_vec(py)
         .map_err(|e| PyValueError::new_err(format!("argument '{name}' is not readable: {e}")))
 }
 
 /// Run a kernel with the GIL released and funnel its error into `kanon.exceptions`.
-fn run<T: Send>(
+pub(crate) fn run<T: Send>(
     py: Python<'_>,
     kernel: impl FnOnce() -> Result<T, KernelError> + Send,
 ) -> PyResult<T> {
     py.detach(kernel).map_err(|e| to_py(py, &e))
 }
 
-fn le_bytes<'py, T: Copy, const N: usize>(
+pub(crate) fn le_bytes<'py, T: Copy, const N: usize>(
     py: Python<'py>,
     values: &[T],
     to: impl Fn(T) -> [u8; N],
@@ -230,20 +236,34 @@ pub(crate) fn groupify<'py>(
 ///     hierarchies: per quasi-identifier, its hierarchy as a list of uint32 level-code
 ///         buffers (see ``validate_hierarchy``).
 ///     weights: per quasi-identifier, a positive weight.
-///     cost: ``'ncp'`` (normalized certainty penalty of the node) or ``'height'``
-///         (the paper's level / height).
+///     cost: ``'ncp'`` (normalized certainty penalty of the node), ``'height'`` (the
+///         paper's level / height) or ``'range'`` (range labels: the NCP of the group's
+///         observed values, ``[lo..hi]`` of the keys of a numeric quasi-identifier, the
+///         set of distinct values of a categorical one).
 ///     k, seed: the privacy parameter and the visiting-order seed (0 = value order).
 ///     improve: run the improvement passes.
+///     keys: with ``cost='range'`` only: per quasi-identifier, a float64 buffer with the
+///         numeric value of every leaf (in leaf-code order; NaN for a missing value) or
+///         None for a categorical one. None (the default): every quasi-identifier is
+///         categorical.
+///     blocks: ``(cut_keys, spans, block_size)``: above ``block_size`` rows, cut the
+///         tuples into blocks of at most that many rows by Mondrian cuts (per attribute a
+///         float64 buffer of leaf keys, and the table-wide spans; see
+///         ``mondrian_partition``) and run the forest in every block, in parallel.
 ///
 /// Returns:
 ///     (group_of_row, groups, levels, stats): group ids per row (rows numbered tuple by
 ///     tuple, copy by copy) as uint32 bytes; the group count; the level per group and
-///     attribute (row-major uint32 bytes); a dict of counters.
+///     attribute (row-major uint32 bytes; the lowest common hierarchy level, whatever the
+///     cost); a dict of counters (``cost`` is the cost the kernel minimized).
 ///
 /// Raises:
-///     InvalidInputError, HierarchyError: inconsistent inputs, k out of range.
+///     InvalidInputError, HierarchyError: inconsistent inputs (a key count that is not
+///         the leaf count, an infinite key), k out of range.
+///     ValueError: an unknown cost, or keys with a cost other than ``'range'``.
 #[pyfunction]
-#[pyo3(signature = (tuples, m, counts, hierarchies, weights, cost, k, seed=0, improve=true))]
+#[pyo3(signature = (tuples, m, counts, hierarchies, weights, cost, k, seed=0, improve=true,
+                    keys=None, blocks=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn forest_anonymize<'py>(
     py: Python<'py>,
@@ -256,15 +276,71 @@ pub(crate) fn forest_anonymize<'py>(
     k: u64,
     seed: u64,
     improve: bool,
+    keys: Option<Vec<Option<PyBuffer<f64>>>>,
+    blocks: Option<(Vec<PyBuffer<f64>>, Vec<f64>, u64)>,
 ) -> PyResult<Grouping<'py>> {
-    let kind = level_cost(cost)?;
+    let kind = match cost {
+        "range" => LevelCost::Range,
+        "ncp" | "height" => level_cost(cost)?,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "cost must be 'ncp', 'height' or 'range', got {other:?}"
+            )))
+        }
+    };
+    if keys.is_some() && kind != LevelCost::Range {
+        return Err(PyValueError::new_err(format!(
+            "keys are only used with cost='range', got cost={cost:?}"
+        )));
+    }
+    let keys: Vec<Option<Vec<f64>>> = match keys {
+        Some(keys) => keys
+            .iter()
+            .map(|b| b.as_ref().map(|b| read(py, "keys", b)).transpose())
+            .collect::<PyResult<_>>()?,
+        None => vec![None; hierarchies.len()],
+    };
     let tuples = read(py, "tuples", &tuples)?;
     let counts = read(py, "counts", &counts)?;
     let hierarchies = read_hierarchies(py, &hierarchies)?;
+    let blocks = match blocks {
+        Some((cut_keys, spans, size)) => Some((
+            cut_keys
+                .iter()
+                .map(|b| read(py, "cut keys", b))
+                .collect::<PyResult<Vec<_>>>()?,
+            spans,
+            size,
+        )),
+        None => None,
+    };
     let options = ForestOptions { k, seed, improve };
     let release = run(py, || {
-        let model = cost_model(&hierarchies, weights, kind)?;
-        anonymize(&tuples, m, &counts, &model, &options)
+        progress::cancelled("forest")?;
+        let model = if kind == LevelCost::Range {
+            CostModel::try_new_range(build_hierarchies(&hierarchies)?, weights, keys)?
+        } else {
+            cost_model(&hierarchies, weights, kind)?
+        };
+        let report = |rows: u64| progress::advance(rows);
+        match &blocks {
+            Some((cut_keys, spans, size)) => blocked_forest(
+                &tuples,
+                m,
+                &counts,
+                cut_keys,
+                spans,
+                &model,
+                &options,
+                *size,
+                Some(&report),
+            ),
+            None => {
+                let release = anonymize(&tuples, m, &counts, &model, &options)?;
+                progress::advance(counts.iter().sum());
+                Ok(release)
+            }
+        }
     })?;
     let s = &release.stats;
     let d = PyDict::new(py);
@@ -293,7 +369,7 @@ type Grouping<'py> = (
 );
 
 /// Copy the level-code buffers of every hierarchy.
-fn read_hierarchies(
+pub(crate) fn read_hierarchies(
     py: Python<'_>,
     hierarchies: &[Vec<PyBuffer<u32>>],
 ) -> PyResult<Vec<Vec<Vec<u32>>>> {
@@ -304,7 +380,9 @@ fn read_hierarchies(
 }
 
 /// Build hierarchies from their level-code buffers (level 0 first).
-fn build_hierarchies(hierarchies: &[Vec<Vec<u32>>]) -> Result<Vec<Hierarchy>, KernelError> {
+pub(crate) fn build_hierarchies(
+    hierarchies: &[Vec<Vec<u32>>],
+) -> Result<Vec<Hierarchy>, KernelError> {
     hierarchies
         .iter()
         .map(|h| {
@@ -725,7 +803,7 @@ fn released_classes(
 }
 
 /// A whole number given as a float (l of distinct and recursive l-diversity).
-fn whole(x: f64, name: &str) -> PyResult<u64> {
+pub(crate) fn whole(x: f64, name: &str) -> PyResult<u64> {
     if x.fract() == 0.0 && x >= 1.0 && x < 2f64.powi(63) {
         Ok(x as u64)
     } else {

@@ -1,7 +1,10 @@
 //! `kanon._core`: the compiled module. Thin translation between Python and `kanon-core`.
 
 mod error;
+mod hkp;
 mod kernels;
+mod mondrian;
+mod progress;
 mod sql;
 
 use pyo3::prelude::*;
@@ -10,10 +13,16 @@ use pyo3::prelude::*;
 #[pymodule(gil_used = false)]
 mod _core {
     #[pymodule_export]
+    use super::hkp::hkp;
+    #[pymodule_export]
     use super::kernels::{
         class_stats, encode_strings, forest_anonymize, forest_extend, groupify, historic_release,
         lattice_optimal, validate_hierarchy,
     };
+    #[pymodule_export]
+    use super::mondrian::mondrian_partition;
+    #[pymodule_export]
+    use super::progress::{progress, progress_cancel, progress_reset};
     #[pymodule_export]
     use super::sql::sql_bundle;
 

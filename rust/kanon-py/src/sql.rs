@@ -24,6 +24,10 @@ const BUNDLE: &[(&str, &str)] = &[
         "320_kanon_search.sql",
         include_str!("../../../sql/320_kanon_search.sql"),
     ),
+    (
+        "400_kanon_hkp.sql",
+        include_str!("../../../sql/400_kanon_hkp.sql"),
+    ),
 ];
 
 /// Return the embedded SQL files as ``[(file name, text), ...]`` in load order.

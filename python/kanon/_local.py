@@ -1,0 +1,374 @@
+"""Local recoding at scale: Mondrian, blocks, and range labels.
+
+``method := 'mondrian'`` (LeFevre, DeWitt, Ramakrishnan 2006) and the blocked forest
+share one plan (all CTEs of one statement):
+
+1. The coded CTEs of :func:`kanon._anonymize.coded_ctes` (rows with leaf codes, the
+   distinct code tuples ``__kanon_t`` with their counts).
+2. ``__kanon_k{j}``: the *key* of every leaf of QI ``j``, the number Mondrian orders and
+   measures it by: the value's position on its axis for numbers and dates (the NULL leaf
+   beyond the largest value), the leaf's depth-first position in its hierarchy for
+   other types.
+3. Tables above ``PACK_ROWS`` rows are cut in SQL, round by round, by Mondrian cuts
+   (the attribute of widest normalized range whose median cut leaves ≥ k rows on both
+   sides) into packs, so that no packed list holds the whole table and DuckDB packs
+   them in parallel (``GROUP BY`` pack). Every pack holds ≥ k rows.
+4. One kernel call per pack: ``kanon_mondrian`` finishes the Mondrian cuts (groups), or
+   ``kanon_forest`` cuts the pack into blocks of at most ``block_size`` rows by Mondrian
+   cuts and runs the forest in each (in parallel).
+5. Labels: the hierarchy node holding the group (``labels := 'hierarchy'``), or the
+   group's observed values (``'range'``): ``[lo..hi]`` for numbers and dates, ``{a, b}``
+   for other types, the value itself when the group holds one. A group of NULLs stays
+   NULL; a group mixing NULL and values becomes ``'*'``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import TYPE_CHECKING
+
+from kanon._anonymize import coded_ctes, hierarchy_lists, label_at, release_columns
+from kanon._metrics import position, value_points
+from kanon._models import model_args
+from kanon._sql import ident, literal
+from kanon.hierarchy import ROOT, value_text
+
+if TYPE_CHECKING:
+    from kanon._anonymize import AnonymizeOptions, QuasiIdentifier
+    from kanon._catalog import Table
+    from kanon._models import ResolvedModels
+
+__all__ = [
+    "LABELS",
+    "PACK_ROWS",
+    "is_ordered",
+    "key_ctes",
+    "mondrian_sql",
+    "pack_ctes",
+    "rounds_for",
+]
+
+#: Label modes of local recoding.
+LABELS = ("hierarchy", "range")
+#: Tables above this many rows are cut in SQL into packs of about this many rows.
+PACK_ROWS = 1 << 18
+
+
+def is_ordered(q: QuasiIdentifier) -> bool:
+    """Whether QI ``q`` lies on an axis (numbers and dates): ranges, not sets."""
+    return position("x", q.column.type) != "CAST(NULL AS DOUBLE)"
+
+
+def key_ctes(table: Table, qis: list[QuasiIdentifier]) -> list[str]:
+    """CTEs ``__kanon_k{j}`` (``a0``, ``x``): the key of every leaf of QI ``j``.
+
+    Numbers and dates: the value's position (:func:`kanon._metrics.position`), the NULL
+    leaf at ``max + max(max - min, 1)``; other types: the leaf code ``a0`` (depth-first
+    hierarchy order).
+    """
+    out = []
+    for j, q in enumerate(qis):
+        v = f'"__kanon_v{j}"'
+        if is_ordered(q):
+            points = (
+                f"(SELECT v.a0, d.x FROM {v} v LEFT JOIN {value_points(q, table.sql)} d "
+                "ON v.k = d.key)"
+            )
+            out.append(
+                f'"__kanon_k{j}" AS (SELECT a0, coalesce(x, (SELECT coalesce(max(x) + '
+                f"greatest(max(x) - min(x), 1.0), 0.0) FROM {points})) AS x FROM {points})"
+            )
+        else:
+            out.append(f'"__kanon_k{j}" AS (SELECT a0, CAST(a0 AS DOUBLE) AS x FROM {v})')
+    return out
+
+
+def key_lists(m: int) -> tuple[str, str]:
+    """SQL of the keys (``DOUBLE[][]``, per QI by leaf code) and spans (``DOUBLE[]``)."""
+    keys = ", ".join(f'(SELECT list(x ORDER BY a0) FROM "__kanon_k{j}")' for j in range(m))
+    spans = ", ".join(f'(SELECT max(x) - min(x) FROM "__kanon_k{j}")' for j in range(m))
+    return f"[{keys}]::DOUBLE[][]", f"[{spans}]::DOUBLE[]"
+
+
+def rounds_for(rows: int, pack_rows: int) -> int:
+    """SQL cutting rounds that bring ``rows`` to packs of about ``pack_rows`` rows."""
+    if rows <= pack_rows:
+        return 0
+    return math.ceil(math.log2(rows / pack_rows)) + 1
+
+
+def pack_ctes(m: int, k: int, rounds: int, pack_rows: int) -> list[str]:
+    """CTEs cutting the tuples into packs; the last, ``__kanon_pk``, one row per pack.
+
+    ``__kanon_pk`` has ``b`` (the pack), ``tuples`` (the codes of its tuples, packed),
+    ``counts`` and ``ts`` (their numbers ``t``), in order of ``t``.
+
+    Each round takes the blocks above ``pack_rows`` rows and cuts each on the attribute
+    of widest normalized range (over the table's span) among those whose median cut
+    (``x <= median``, or else ``x < median``) leaves at least ``k`` rows on both sides.
+    """
+    codes = [f'"__kanon_c{j}"' for j in range(m)]
+    xs = [f"x{j}" for j in range(m)]
+    joins = " ".join(f'JOIN "__kanon_k{j}" k{j} ON k{j}.a0 = t.{codes[j]}' for j in range(m))
+    spans = ", ".join(f'(SELECT max(x) - min(x) FROM "__kanon_k{j}")' for j in range(m))
+    keyed = ", ".join(f"k{j}.x AS x{j}" for j in range(m))
+    ctes = [
+        f'"__kanon_sp" AS (SELECT [{spans}] AS span)',
+        f'"__kanon_b0" AS (SELECT t.*, 0::UBIGINT AS b, {keyed} FROM "__kanon_t" t {joins})',
+    ]
+    for i in range(rounds):
+        src = f'"__kanon_b{i}"'
+        lo = ", ".join(f"min({x})" for x in xs)
+        hi = ", ".join(f"max({x})" for x in xs)
+        med = ", ".join(f"quantile_disc({x}, 0.5)" for x in xs)
+        ctes.append(
+            f'"__kanon_q{i}" AS (SELECT b, sum(n) AS rows, [{lo}] AS lo, [{hi}] AS hi, '
+            f"[{med}] AS med FROM {src} GROUP BY b HAVING sum(n) > {pack_rows})"
+        )
+        le = ", ".join(
+            f"coalesce(sum(s.n) FILTER (WHERE s.{x} <= q.med[{j + 1}]), 0)"
+            for j, x in enumerate(xs)
+        )
+        lt = ", ".join(
+            f"coalesce(sum(s.n) FILTER (WHERE s.{x} < q.med[{j + 1}]), 0)" for j, x in enumerate(xs)
+        )
+        ctes.append(
+            f'"__kanon_w{i}" AS (SELECT s.b, any_value(q.rows) AS rows, any_value(q.lo) AS lo, '
+            f"any_value(q.hi) AS hi, any_value(q.med) AS med, [{le}] AS le, [{lt}] AS lt "
+            f'FROM {src} s JOIN "__kanon_q{i}" q USING (b) GROUP BY s.b)'
+        )
+        # Per attribute: the cut's side sizes, whether it is allowed, and its score (the
+        # normalized range; -1 when not allowed). The chosen attribute is the first best.
+        ok_le = [f"(w.le[{j}] >= {k} AND w.rows - w.le[{j}] >= {k})" for j in range(1, m + 1)]
+        ok_lt = [f"(w.lt[{j}] >= {k} AND w.rows - w.lt[{j}] >= {k})" for j in range(1, m + 1)]
+        scores = ", ".join(
+            f"CASE WHEN sp.span[{j}] > 0 AND w.hi[{j}] > w.lo[{j}] AND ({ok_le[j - 1]} OR "
+            f"{ok_lt[j - 1]}) THEN (w.hi[{j}] - w.lo[{j}]) / sp.span[{j}] ELSE -1.0 END"
+            for j in range(1, m + 1)
+        )
+        # Of the two sides of the median value, the allowed one closer to half.
+        inclusive = ", ".join(
+            f"{ok_le[j - 1]} AND (NOT {ok_lt[j - 1]} OR "
+            f"abs(2 * w.le[{j}] - w.rows) <= abs(2 * w.lt[{j}] - w.rows))"
+            for j in range(1, m + 1)
+        )
+        ctes.append(
+            f'"__kanon_z{i}" AS (SELECT b, j, med[j] AS cut, inc[j] AS inclusive FROM ('
+            f"SELECT w.b, w.med, [{inclusive}] AS inc, [{scores}] AS sc, "
+            "list_position(sc, list_max(sc)) AS j "
+            f'FROM "__kanon_w{i}" w CROSS JOIN "__kanon_sp" sp) WHERE sc[j] >= 0)'
+        )
+        x_of = "CASE z.j " + " ".join(f"WHEN {j + 1} THEN s.{x}" for j, x in enumerate(xs)) + " END"
+        ctes.append(
+            f'"__kanon_b{i + 1}" AS (SELECT s.* EXCLUDE (b), s.b * 2 + CASE WHEN z.j IS NULL '
+            f"THEN 0 WHEN {x_of} > z.cut OR (NOT z.inclusive AND {x_of} = z.cut) THEN 1 "
+            f'ELSE 0 END AS b FROM {src} s LEFT JOIN "__kanon_z{i}" z ON z.b = s.b)'
+        )
+    code_list = ", ".join(codes)
+    ctes.append(
+        f'"__kanon_pk" AS (SELECT b, flatten(list([{code_list}] ORDER BY t)) AS tuples, '
+        f'list(n ORDER BY t) AS counts, list(t ORDER BY t) AS ts FROM "__kanon_b{rounds}" '
+        "GROUP BY b)"
+    )
+    return ctes
+
+
+def range_label(q: QuasiIdentifier, col: str, labels: str) -> str:
+    """SQL aggregate of a group's label of QI ``q`` (column SQL ``col``) from its values.
+
+    Numbers and dates: ``[lo..hi]``; other types with ``labels = 'range'``: ``{a, b}``
+    (sorted as text). One value: the value; only NULLs: NULL; NULLs and values: ``'*'``.
+    """
+    text = value_text(col, q.column.type)
+    if is_ordered(q):
+        lo = value_text(f"min({col})", q.column.type)
+        hi = value_text(f"max({col})", q.column.type)
+        many = f"'[' || {lo} || '..' || {hi} || ']'"
+    else:
+        many = f"'{{' || string_agg(DISTINCT {text}, ', ' ORDER BY {text}) || '}}'"
+    return (
+        f"CASE WHEN count({col}) = 0 THEN NULL WHEN count({col}) < count(*) THEN {literal(ROOT)} "
+        f"WHEN count(DISTINCT {col}) = 1 THEN any_value({text}) ELSE {many} END"
+    )
+
+
+def uses_range(q: QuasiIdentifier, labels: str) -> bool:
+    """Whether QI ``q`` is labelled by its observed values under ``labels``."""
+    return labels == "range" or (labels == "mondrian" and is_ordered(q))
+
+
+def local_release(
+    table: Table,
+    qis: list[QuasiIdentifier],
+    identifiers: tuple[str, ...],
+    ctes: list[str],
+    rows_sql: str,
+    labels: str,
+) -> tuple[str, str]:
+    """The release and assignment queries of a local recoding.
+
+    ``rows_sql`` selects every source row (alias-free ``SELECT``) with its leaf codes,
+    ``"__kanon_grp"`` (group) and ``"__kanon_lvl"`` (per QI, the level of the group's
+    lowest common hierarchy node). ``labels``: ``'hierarchy'``, ``'range'`` or
+    ``'mondrian'`` (ranges for numbers and dates, hierarchy nodes for the rest).
+    """
+    m = len(qis)
+    codes = [f'"__kanon_c{j}"' for j in range(m)]
+    ctes = [*ctes, f'"__kanon_a" AS ({rows_sql})']
+    ranged = [j for j, q in enumerate(qis) if uses_range(q, labels)]
+    if ranged:
+        aggs = ", ".join(
+            f'{range_label(qis[j], ident(qis[j].column.name), labels)} AS "__kanon_rl{j}"'
+            for j in ranged
+        )
+        ctes.append(
+            f'"__kanon_lb" AS (SELECT "__kanon_grp", {aggs} FROM "__kanon_a" '
+            'GROUP BY "__kanon_grp")'
+        )
+
+    def generalized(j: int) -> str:
+        if j in ranged:
+            return f'lb."__kanon_rl{j}"'
+        lvl = f'a."__kanon_lvl"[{j + 1}]'
+        return (
+            f"CASE WHEN {lvl} = {qis[j].height} THEN {literal(ROOT)} "
+            f"ELSE {label_at(j, qis[j], lvl)} END"
+        )
+
+    out = release_columns(table, qis, identifiers, "a", generalized)
+    joins = " ".join(
+        f'JOIN "__kanon_v{j}" v{j} ON v{j}.a0 = a.{codes[j]}' for j in range(m) if j not in ranged
+    )
+    if ranged:
+        joins += ' JOIN "__kanon_lb" lb USING ("__kanon_grp")'
+    head = "WITH " + ",\n".join(ctes)
+    source = ", ".join(f"a.{ident(c.name)}" for c in table.columns)
+    tail = f'FROM "__kanon_a" a {joins}'
+    return (
+        f"{head}\nSELECT {', '.join(out)} {tail}",
+        f'{head}\nSELECT {source}, a."__kanon_grp", a."__kanon_lvl" FROM "__kanon_a" a',
+    )
+
+
+def mondrian_sql(
+    table: Table,
+    qis: list[QuasiIdentifier],
+    identifiers: tuple[str, ...],
+    options: AnonymizeOptions,
+    rows: int,
+    ctes: list[str],
+    models: ResolvedModels | None = None,
+) -> tuple[str, str]:
+    """The release and assignment queries of ``method := 'mondrian'``.
+
+    With l-diversity or t-closeness (``models``) every cut must leave both sides
+    satisfying them, and the table is one pack (the SQL cuts check k only).
+    """
+    m = len(qis)
+    ctes = coded_ctes(table, qis, ctes, None if models is None else models.hierarchy)
+    extra = model_args(table, qis, models)
+    ctes += extra.ctes
+    ctes += key_ctes(table, qis)
+    rounds = 0 if models is not None else rounds_for(rows, PACK_ROWS)
+    ctes += pack_ctes(m, options.k, rounds, PACK_ROWS)
+    keys, spans = key_lists(m)
+    kernel_options = {"m": m, "models": extra.options}
+    ctes.append(
+        '"__kanon_run" AS (SELECT b, ts, kanon_mondrian(tuples, counts, '
+        f"{keys}, {spans}, [{hierarchy_lists(qis)}], {options.k}::UBIGINT, "
+        f'{literal(json.dumps(kernel_options))}, {extra.args}) AS r FROM "__kanon_pk")'
+    )
+    ctes.append(
+        '"__kanon_g" AS (SELECT unnest(ts) AS t, (b << 32) + unnest(r.g) AS "__kanon_grp" '
+        'FROM "__kanon_run")'
+    )
+    ctes.append(
+        '"__kanon_lv" AS (SELECT (b << 32) + (generate_subscripts(r.lv, 1) - 1) AS "__kanon_grp", '
+        'unnest(r.lv) AS "__kanon_lvl" FROM "__kanon_run")'
+    )
+    code_list = ", ".join(f'"__kanon_c{j}"' for j in range(m))
+    rows_sql = (
+        f'SELECT r.*, g."__kanon_grp", lv."__kanon_lvl" FROM "__kanon_r" r '
+        f'JOIN "__kanon_t" tt USING ({code_list}) JOIN "__kanon_g" g ON g.t = tt.t '
+        'JOIN "__kanon_lv" lv ON lv."__kanon_grp" = g."__kanon_grp"'
+    )
+    labels = options.labels or "mondrian"
+    return local_release(table, qis, identifiers, ctes, rows_sql, labels)
+
+
+#: The forest's default block size: above it, a pack is cut into blocks by Mondrian.
+BLOCK_ROWS = 10_000
+
+
+def forest_sql(
+    table: Table,
+    qis: list[QuasiIdentifier],
+    identifiers: tuple[str, ...],
+    options: AnonymizeOptions,
+    rows: int,
+    ctes: list[str],
+) -> tuple[str, str]:
+    """The forest's release and assignment queries: packs, blocks, groups, labels."""
+    # Imported here: the forest's variants are defined with the planner.
+    from kanon._anonymize import METHODS
+
+    m = len(qis)
+    ctes = coded_ctes(table, qis, ctes)
+    ctes += key_ctes(table, qis)
+    rounds = rounds_for(rows, PACK_ROWS)
+    ctes += pack_ctes(m, options.k, rounds, PACK_ROWS)
+    cut_keys, cut_spans = key_lists(m)
+    labels = options.labels or "hierarchy"
+    cost, improve = METHODS[options.method]
+    if labels == "range" and options.method == "forest":
+        cost = "range"
+    block = BLOCK_ROWS if options.block_size is None else options.block_size
+    kernel_options = {"m": m, "cost": cost, "improve": improve, "block_size": block}
+    range_keys = ", ".join(
+        f'(SELECT list(d.x ORDER BY v.a0) FROM "__kanon_v{j}" v LEFT JOIN '
+        f"{value_points(q, table.sql)} d ON v.k = d.key)"
+        if is_ordered(q)
+        else "[]::DOUBLE[]"
+        for j, q in enumerate(qis)
+    )
+    weights = ", ".join(repr(float(q.weight)) for q in qis)
+    ctes.append(
+        '"__kanon_run" AS (SELECT b, kanon_forest(tuples, counts, '
+        f"[{hierarchy_lists(qis)}], [{weights}]::DOUBLE[], {options.k}::UBIGINT, "
+        f"{options.seed}::UBIGINT, {literal(json.dumps(kernel_options))}, "
+        f'[{range_keys}]::DOUBLE[][], {cut_keys}, {cut_spans}) AS r FROM "__kanon_pk")'
+    )
+    ctes.append(
+        '"__kanon_g" AS (SELECT b, (b << 32) + unnest(r.g) AS "__kanon_grp", '
+        '(generate_subscripts(r.g, 1) - 1)::UBIGINT AS "__kanon_i" FROM "__kanon_run")'
+    )
+    ctes.append(
+        '"__kanon_lv" AS (SELECT (b << 32) + (generate_subscripts(r.lv, 1) - 1) '
+        'AS "__kanon_grp", unnest(r.lv) AS "__kanon_lvl" FROM "__kanon_run")'
+    )
+    codes = [f'"__kanon_c{j}"' for j in range(m)]
+    # Rows sorted by their codes (the tuples' order), then by all their columns, within
+    # their pack: the rows of tuple t take the positions the kernel numbers them by.
+    order = ", ".join([f"r.{c}" for c in codes] + [f"r.{ident(c.name)}" for c in table.columns])
+    if rounds == 0:
+        numbered = (
+            f'SELECT r.*, 0::UBIGINT AS "__kanon_b", (row_number() OVER (ORDER BY {order}) - 1)'
+            "::UBIGINT "
+            'AS "__kanon_i" FROM "__kanon_r" r'
+        )
+    else:
+        numbered = (
+            f'SELECT r.*, p.b AS "__kanon_b", (row_number() OVER (PARTITION BY p.b '
+            f"ORDER BY {order}) - 1)"
+            f'::UBIGINT AS "__kanon_i" FROM "__kanon_r" r JOIN "__kanon_b{rounds}" p '
+            f"USING ({', '.join(codes)})"
+        )
+    ctes.append(f'"__kanon_n" AS ({numbered})')
+    rows_sql = (
+        'SELECT n.* EXCLUDE ("__kanon_b", "__kanon_i"), g."__kanon_grp", lv."__kanon_lvl" '
+        'FROM "__kanon_n" n JOIN "__kanon_g" g ON g.b = n."__kanon_b" '
+        'AND g."__kanon_i" = n."__kanon_i" '
+        'JOIN "__kanon_lv" lv ON lv."__kanon_grp" = g."__kanon_grp"'
+    )
+    return local_release(table, qis, identifiers, ctes, rows_sql, labels)
