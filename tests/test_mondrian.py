@@ -10,8 +10,9 @@ make many packs and blocks form.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import duckdb
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -21,9 +22,6 @@ import kanon._local
 from kanon.exceptions import InvalidInputError
 from tests.strategies import tables
 from tests.test_anonymize import _configure, _load, _min_class, _untruthful
-
-if TYPE_CHECKING:
-    import duckdb
 
 QI = ("q0", "q1", "q2")
 
@@ -181,3 +179,29 @@ def test_local_options_are_checked(con: duckdb.DuckDBPyConnection) -> None:
         kanon.explain(con, "t", 2, ["a"], block_size=0)
     with pytest.raises(InvalidInputError, match="block_size applies"):
         kanon.explain(con, "t", 2, ["a"], method="mondrian", block_size=10)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=tables(max_rows=40), k_seed=st.integers(1, 1000), l_value=st.sampled_from([1, 2, 3]))
+def test_mondrian_cuts_keep_l_diversity(
+    con: duckdb.DuckDBPyConnection, data: dict[str, list[Any]], k_seed: int, l_value: int
+) -> None:
+    _load(con, "t", data)
+    hierarchies = _configure(con, "t")
+    n = len(data["q0"])
+    k = 1 + k_seed % n
+    distinct = len(set(data["s"]))  # NULL counts as a value of its own
+    sql = f"SELECT * FROM kanon('t', k := {k}, method := 'mondrian', l := {l_value})"
+    if distinct < l_value:
+        with pytest.raises(duckdb.Error, match="violates the privacy models"):
+            con.execute(sql)
+        return
+    con.execute(f"CREATE OR REPLACE TABLE rel AS {sql}")
+    _check(con, k, hierarchies, None, "mondrian")
+    smallest_l = con.execute(
+        "SELECT min(l) FROM (SELECT count(DISTINCT coalesce(s, '\x00null')) AS l FROM rel "
+        "GROUP BY q0, q1, q2)"
+    ).fetchall()[0][0]
+    assert smallest_l >= l_value

@@ -89,6 +89,7 @@ def mondrian_partition(
     k: int,
     stop: int,
     *,
+    sets: list[bool] | None = None,
     sensitive: tuple[_Buffer, _Buffer, _Buffer, int] | None = None,
     sensitive_hierarchy: list[_Buffer] | None = None,
     l: float | None = None,

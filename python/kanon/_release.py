@@ -76,7 +76,7 @@ def explain(
             hierarchy nodes otherwise.
         block_size: for the forest: tables above this many rows are cut by Mondrian
             cuts into blocks of at most this many rows (each ≥ k) and the forest runs
-            in each block (default: ``kanon._local.BLOCK_ROWS``).
+            in each block (default: 50,000 rows, 5,000 with ``labels="range"``).
         **models: privacy models besides k for ``"optimal"``: ``sensitive`` (column;
             default the configured one), ``l`` with ``l_diversity`` (``"distinct"``,
             ``"entropy"``, ``"recursive"`` with ``c``), ``t`` with ``t_distance``

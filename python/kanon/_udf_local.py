@@ -52,6 +52,7 @@ def _mondrian_one(row: list[Any]) -> tuple[pa.Array, pa.Array]:
         levels,
         k.as_py(),
         int(options.get("stop", 0)),
+        sets=[bool(x) for x in options.get("sets") or [False] * m],
         **_model_args(options, row[7:]),
     )
     lv = pa.ListArray.from_arrays(

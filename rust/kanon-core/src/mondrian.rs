@@ -125,6 +125,49 @@ pub fn mondrian(
     sensitive: Option<(&[u32], &ModelCheck)>,
     options: &MondrianOptions,
 ) -> Result<Partition> {
+    let sets = vec![false; m];
+    mondrian_with_sets(
+        tuples,
+        m,
+        counts,
+        keys,
+        spans,
+        &sets,
+        hierarchies,
+        sensitive,
+        options,
+    )
+}
+
+/// [`mondrian`] where the attributes flagged in `sets` are measured by their distinct
+/// keys rather than their extent: such an attribute's normalized range over a part is
+/// `(distinct keys in the part − 1) / spans[j]` (give `spans[j]` = the number of leaves
+/// − 1). This is the loss of publishing a categorical attribute as the set of its
+/// values (`{a, b}`), so the cuts go where the published sets are widest.
+///
+/// # Errors
+/// As [`mondrian`], and [`KernelError::LengthMismatch`] if `sets` does not hold `m`
+/// flags.
+#[allow(clippy::too_many_arguments)]
+pub fn mondrian_with_sets(
+    tuples: &[u32],
+    m: usize,
+    counts: &[u64],
+    keys: &[Vec<f64>],
+    spans: &[f64],
+    sets: &[bool],
+    hierarchies: &[Hierarchy],
+    sensitive: Option<(&[u32], &ModelCheck)>,
+    options: &MondrianOptions,
+) -> Result<Partition> {
+    if sets.len() != m {
+        return Err(KernelError::LengthMismatch {
+            kernel: KERNEL,
+            argument: "sets",
+            got: sets.len(),
+            expected: m,
+        });
+    }
     let invalid = |message: String| KernelError::InvalidArgument {
         kernel: KERNEL,
         message,
@@ -216,12 +259,34 @@ pub fn mondrian(
     let mut order: Vec<u32> = (0..n as u32).collect();
     let mut weights = counts.to_vec();
     let mut codes: Vec<u32> = sensitive.map_or_else(Vec::new, |(c, _)| c.to_vec());
+    let key_of_rank: Vec<Vec<u32>> = values
+        .iter()
+        .zip(sets)
+        .map(|(values, &set)| {
+            if !set {
+                return Vec::new();
+            }
+            let mut index = 0u32;
+            values
+                .iter()
+                .enumerate()
+                .map(|(rank, key)| {
+                    if rank > 0 && values[rank - 1] != *key {
+                        index += 1;
+                    }
+                    index
+                })
+                .collect()
+        })
+        .collect();
     let context = Context {
         m,
         k,
         stop: options.stop,
+        key_of_rank,
         values,
         spans,
+        sets,
         models: sensitive.map(|(_, check)| check),
         sensitive_domain: codes.iter().max().map_or(0, |&c| c as usize + 1),
     };
@@ -354,6 +419,11 @@ struct Context<'a> {
     /// sorted by key, then by code, so equal keys have consecutive ranks).
     values: Vec<Vec<f64>>,
     spans: &'a [f64],
+    /// Attributes measured by their distinct keys ([`mondrian_with_sets`]).
+    sets: &'a [bool],
+    /// `key_of_rank[j][rank]`: the index of the rank's key among the distinct keys of
+    /// attribute `j` (empty for attributes not in `sets`).
+    key_of_rank: Vec<Vec<u32>>,
     models: Option<&'a ModelCheck>,
     /// Sensitive codes are below this (0 without models).
     sensitive_domain: usize,
@@ -475,6 +545,9 @@ struct Scratch {
     left_high: Vec<u64>,
     list_left: Histogram,
     list_right: Histogram,
+    /// Per distinct key, the stamp of the last [`distinct_keys`] call that saw it.
+    seen: Vec<u32>,
+    stamp: u32,
 }
 
 /// Partition a slab on a fresh scratch and return the start positions of its parts.
@@ -535,7 +608,14 @@ fn find_cut(context: &Context<'_>, slab: &Slab<'_>, s: &mut Scratch) -> Option<(
         let span = context.spans[j];
         if span > 0.0 && s.high[j] > s.low[j] {
             let values = &context.values[j];
-            let range = (values[s.high[j] as usize] - values[s.low[j] as usize]) / span;
+            let range = if context.sets[j] {
+                let key_of_rank = &context.key_of_rank[j];
+                let distinct =
+                    distinct_keys(slab.ranks, m, j, key_of_rank, &mut s.seen, &mut s.stamp);
+                (distinct - 1) as f64 / span
+            } else {
+                (values[s.high[j] as usize] - values[s.low[j] as usize]) / span
+            };
             if range > 0.0 {
                 s.attributes.push((range, j));
             }
@@ -557,6 +637,37 @@ fn find_cut(context: &Context<'_>, slab: &Slab<'_>, s: &mut Scratch) -> Option<(
         }
     }
     None
+}
+
+/// The number of distinct keys of attribute `j` over rows of `m` ranks, given the
+/// distinct key of every rank (`key_of_rank`). `seen` and `stamp` are scratch: a key was
+/// seen in this call when its entry equals the call's stamp.
+fn distinct_keys(
+    ranks: &[u32],
+    m: usize,
+    j: usize,
+    key_of_rank: &[u32],
+    seen: &mut Vec<u32>,
+    stamp: &mut u32,
+) -> usize {
+    if *stamp == u32::MAX {
+        seen.iter_mut().for_each(|s| *s = 0);
+        *stamp = 0;
+    }
+    *stamp += 1;
+    let keys = key_of_rank.last().map_or(0, |&k| k as usize + 1);
+    if seen.len() < keys {
+        seen.resize(keys, 0);
+    }
+    let mut distinct = 0;
+    for row in ranks.chunks_exact(m) {
+        let key = key_of_rank[row[j] as usize] as usize;
+        if seen[key] != *stamp {
+            seen[key] = *stamp;
+            distinct += 1;
+        }
+    }
+    distinct
 }
 
 /// The lowest and highest key rank of every attribute over rows of `m` ranks.

@@ -692,3 +692,54 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn set_attributes_are_measured_by_their_distinct_values() {
+    use kanon_core::mondrian::mondrian_with_sets;
+    // a: values at leaf positions 0 and 3 (wide extent, 2 values); b: 0, 1, 2 (3 values).
+    let tuples = [0, 0, 3, 1, 0, 2, 3, 0, 0, 1, 3, 2];
+    let counts = [1; 6];
+    let keys = vec![vec![0.0, 1.0, 2.0, 3.0], vec![0.0, 1.0, 2.0, 3.0]];
+    let spans = [3.0, 3.0];
+    let hierarchies = [Hierarchy::flat(4), Hierarchy::flat(4)];
+    let options = MondrianOptions { k: 2, stop: 4 };
+    let by_extent = mondrian(
+        &tuples,
+        2,
+        &counts,
+        &keys,
+        &spans,
+        &hierarchies,
+        None,
+        &options,
+    )
+    .unwrap();
+    // The extent of a (3 / 3) beats b's (2 / 3): a is cut, its two values apart.
+    assert_eq!(by_extent.part_of_tuple, vec![0, 1, 0, 1, 0, 1]);
+    let by_values = mondrian_with_sets(
+        &tuples,
+        2,
+        &counts,
+        &keys,
+        &spans,
+        &[true, true],
+        &hierarchies,
+        None,
+        &options,
+    )
+    .unwrap();
+    // Counting values, b (2 / 3) beats a (1 / 3): b is cut, {0} | {1, 2}.
+    assert_eq!(by_values.part_of_tuple, vec![0, 1, 1, 0, 1, 1]);
+    assert!(mondrian_with_sets(
+        &tuples,
+        2,
+        &counts,
+        &keys,
+        &spans,
+        &[true],
+        &hierarchies,
+        None,
+        &options
+    )
+    .is_err());
+}

@@ -2,7 +2,7 @@
 
 use kanon_core::emd::GroundDistance;
 use kanon_core::models::{LDiversity, ModelCheck, PrivacyModels};
-use kanon_core::mondrian::{mondrian, MondrianOptions};
+use kanon_core::mondrian::{mondrian_with_sets, MondrianOptions};
 use kanon_core::KernelError;
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyValueError;
@@ -81,6 +81,8 @@ pub(crate) fn ground_distance(
 ///     hierarchies: per attribute, one uint32 buffer of label codes per level.
 ///     k: smallest part size.
 ///     stop: parts of at most this many rows are not cut further (0: cut while allowed).
+///     sets: per attribute, whether it is measured by its distinct values (published as
+///         a set) rather than its extent; None: by extent.
 ///     sensitive: (tuple, code, rows) entries of the sensitive values and the number of
 ///         values, for l-diversity and t-closeness (every part must satisfy them).
 ///     sensitive_hierarchy, l, l_diversity, c, t, t_distance: the models, as for
@@ -95,9 +97,9 @@ pub(crate) fn ground_distance(
 ///     InvalidInputError: inconsistent inputs, or a table that violates the models as a
 ///         whole.
 #[pyfunction]
-#[pyo3(signature = (tuples, m, counts, keys, spans, hierarchies, k, stop, *, sensitive=None,
-                    sensitive_hierarchy=None, l=None, l_diversity="distinct", c=None,
-                    t=None, t_distance="equal"))]
+#[pyo3(signature = (tuples, m, counts, keys, spans, hierarchies, k, stop, *, sets=None,
+                    sensitive=None, sensitive_hierarchy=None, l=None, l_diversity="distinct",
+                    c=None, t=None, t_distance="equal"))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn mondrian_partition<'py>(
     py: Python<'py>,
@@ -109,6 +111,7 @@ pub(crate) fn mondrian_partition<'py>(
     hierarchies: Vec<Vec<PyBuffer<u32>>>,
     k: u64,
     stop: u64,
+    sets: Option<Vec<bool>>,
     sensitive: Option<Entries>,
     sensitive_hierarchy: Option<Vec<PyBuffer<u32>>>,
     l: Option<f64>,
@@ -144,6 +147,7 @@ pub(crate) fn mondrian_partition<'py>(
         None => None,
     };
     let wanted = l_diversity.is_some() || t.is_some();
+    let sets = sets.unwrap_or_else(|| vec![false; m]);
     let partition = run(py, || {
         const KERNEL: &str = "mondrian";
         progress::cancelled(KERNEL)?;
@@ -151,7 +155,9 @@ pub(crate) fn mondrian_partition<'py>(
         let options = MondrianOptions { k, stop };
         let rows: u64 = counts.iter().sum();
         if !wanted {
-            let partition = mondrian(&tuples, m, &counts, &keys, &spans, &built, None, &options)?;
+            let partition = mondrian_with_sets(
+                &tuples, m, &counts, &keys, &spans, &sets, &built, None, &options,
+            )?;
             progress::advance(rows);
             return Ok(partition);
         }
@@ -176,7 +182,7 @@ pub(crate) fn mondrian_partition<'py>(
         let partition = expanded_mondrian(
             (&tuples, m, &counts),
             (owner, codes, rows_of, *values),
-            (&keys, &spans, &built),
+            (&keys, &spans, &sets, &built),
             &models,
             &options,
         )?;
@@ -191,13 +197,21 @@ pub(crate) fn mondrian_partition<'py>(
     ))
 }
 
+/// The keys, spans, set flags and hierarchies of the attributes.
+type Axes<'a> = (
+    &'a [Vec<f64>],
+    &'a [f64],
+    &'a [bool],
+    &'a [kanon_core::Hierarchy],
+);
+
 /// Mondrian with models: every tuple is split into one copy per sensitive value (equal
 /// quasi-identifiers always fall on the same side of a cut, so the copies stay
 /// together), and a tuple's part is that of its copies.
 fn expanded_mondrian(
     (tuples, m, counts): (&[u32], usize, &[u64]),
     (owner, codes, rows, values): (&[u32], &[u32], &[u64], usize),
-    (keys, spans, hierarchies): (&[Vec<f64>], &[f64], &[kanon_core::Hierarchy]),
+    (keys, spans, sets, hierarchies): Axes<'_>,
     models: &PrivacyModels,
     options: &MondrianOptions,
 ) -> Result<kanon_core::mondrian::Partition, KernelError> {
@@ -238,12 +252,13 @@ fn expanded_mondrian(
         copies.extend_from_slice(&tuples[t * m..(t + 1) * m]);
     }
     let sensitive: &[u32] = codes;
-    let part = mondrian(
+    let part = mondrian_with_sets(
         &copies,
         m,
         rows,
         keys,
         spans,
+        sets,
         hierarchies,
         Some((sensitive, &check)),
         options,
