@@ -95,7 +95,7 @@ def test_mondrian_is_k_anonymous_truthful_and_complete(
     pack: int | None,
 ) -> None:
     if pack is not None:  # cut into packs in SQL first
-        monkeypatch.setattr(kanon._local, "PACK_ROWS", pack)
+        monkeypatch.setattr(kanon._local, "MONDRIAN_PACK_ROWS", pack)
     _load(con, "t", data)
     hierarchies = _configure(con, "t")
     n = len(data["q0"])
@@ -121,15 +121,20 @@ def test_mondrian_is_k_anonymous_truthful_and_complete(
     labels=st.sampled_from([None, "range"]),
     block=st.sampled_from([None, 1, 4, 9]),
     seed=st.sampled_from([0, 3]),
+    pack=st.sampled_from([None, 5]),
 )
 def test_blocked_forest_is_k_anonymous_truthful_and_complete(
     con: duckdb.DuckDBPyConnection,
+    monkeypatch: pytest.MonkeyPatch,
     data: dict[str, list[Any]],
     k_seed: int,
     labels: str | None,
     block: int | None,
     seed: int,
+    pack: int | None,
 ) -> None:
+    if pack is not None:  # cut into packs in SQL first
+        monkeypatch.setattr(kanon._local, "PACK_ROWS", pack)
     _load(con, "t", data)
     hierarchies = _configure(con, "t")
     n = len(data["q0"])

@@ -23,6 +23,7 @@ __all__ = [
     "class_stats",
     "forest",
     "historic",
+    "list_column",
     "optimal",
 ]
 
@@ -223,20 +224,23 @@ def forest(
             results.append(None)
             continue
         results.append(_forest_one(row))
-    g_arrays = [pa.array([], pa.uint32()) if r is None else r["g"] for r in results]
-    lv_arrays = [pa.array([], pa.list_(pa.uint32())) if r is None else r["lv"] for r in results]
     mask = pa.array([r is None for r in results])
-    g = pa.ListArray.from_arrays(_offsets(g_arrays), pa.concat_arrays(g_arrays), mask=mask)
-    lv = pa.ListArray.from_arrays(_offsets(lv_arrays), pa.concat_arrays(lv_arrays), mask=mask)
+    g = list_column([None if r is None else r["g"] for r in results], pa.uint32())
+    lv = list_column([None if r is None else r["lv"] for r in results], pa.list_(pa.uint32()))
     stats = pa.array([None if r is None else r["stats"] for r in results], pa.string())
     return pa.StructArray.from_arrays([g, lv, stats], fields=list(FOREST_TYPE), mask=mask)
 
 
-def _offsets(arrays: list[pa.Array]) -> pa.Array:
-    out = [0]
+def list_column(arrays: list[pa.Array | None], typ: pa.DataType) -> pa.ListArray:
+    """One list per row of a UDF's result: ``arrays[i]`` (of ``typ``), or NULL for None."""
+    offsets = [0]
     for a in arrays:
-        out.append(out[-1] + len(a))
-    return pa.array(out, pa.int32())
+        offsets.append(offsets[-1] + (0 if a is None else len(a)))
+    values = [pa.array([], typ) if a is None else a for a in arrays]
+    mask = pa.array([a is None for a in arrays])
+    return pa.ListArray.from_arrays(
+        pa.array(offsets, pa.int32()), pa.concat_arrays(values), mask=mask
+    )
 
 
 OPTIMAL_SQL_PARAMS = [
@@ -373,8 +377,7 @@ def optimal(
         results.append(_optimal_one(row) if all(v.is_valid for v in row) else None)
     mask = pa.array([r is None for r in results])
     levels = pa.array([None if r is None else r["levels"] for r in results], pa.list_(pa.uint32()))
-    s_arrays = [pa.array([], pa.bool_()) if r is None else r["s"] for r in results]
-    s = pa.ListArray.from_arrays(_offsets(s_arrays), pa.concat_arrays(s_arrays), mask=mask)
+    s = list_column([None if r is None else r["s"] for r in results], pa.bool_())
     stats = pa.array([None if r is None else r["stats"] for r in results], pa.string())
     return pa.StructArray.from_arrays([levels, s, stats], fields=list(OPTIMAL_TYPE), mask=mask)
 
@@ -431,7 +434,6 @@ def historic(
         results.append(_historic_one(row) if all(v.is_valid for v in row) else None)
     mask = pa.array([r is None for r in results])
     levels = pa.array([None if r is None else r["levels"] for r in results], pa.list_(pa.uint32()))
-    arrays = [pa.array([], pa.uint64()) if r is None else r["cells"] for r in results]
-    cells = pa.ListArray.from_arrays(_offsets(arrays), pa.concat_arrays(arrays), mask=mask)
+    cells = list_column([None if r is None else r["cells"] for r in results], pa.uint64())
     stats = pa.array([None if r is None else r["stats"] for r in results], pa.string())
     return pa.StructArray.from_arrays([levels, cells, stats], fields=list(HISTORIC_TYPE), mask=mask)

@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from kanon import _core
 from kanon._arrow import buffer, from_bytes
-from kanon._udf import _model_args, _offsets
+from kanon._udf import _model_args, list_column
 
 __all__ = ["MONDRIAN_SQL_PARAMS", "MONDRIAN_SQL_TYPE", "mondrian"]
 
@@ -100,21 +100,11 @@ def mondrian(
         population_counts,
     )
     cols = [c.combine_chunks() for c in args]
-    g_arrays: list[pa.Array] = []
-    lv_arrays: list[pa.Array] = []
-    nulls: list[bool] = []
+    results: list[tuple[pa.Array, pa.Array] | None] = []
     for i in range(len(cols[0])):
         row = [c[i] for c in cols]
-        if not all(v.is_valid for v in row[:7]):
-            g_arrays.append(pa.array([], pa.uint32()))
-            lv_arrays.append(pa.array([], pa.list_(pa.uint32())))
-            nulls.append(True)
-            continue
-        g, lv = _mondrian_one(row)
-        g_arrays.append(g)
-        lv_arrays.append(lv)
-        nulls.append(False)
-    mask = pa.array(nulls)
-    g_list = pa.ListArray.from_arrays(_offsets(g_arrays), pa.concat_arrays(g_arrays), mask=mask)
-    lv_list = pa.ListArray.from_arrays(_offsets(lv_arrays), pa.concat_arrays(lv_arrays), mask=mask)
-    return pa.StructArray.from_arrays([g_list, lv_list], names=["g", "lv"], mask=mask)
+        results.append(_mondrian_one(row) if all(v.is_valid for v in row[:7]) else None)
+    mask = pa.array([r is None for r in results])
+    g = list_column([None if r is None else r[0] for r in results], pa.uint32())
+    lv = list_column([None if r is None else r[1] for r in results], pa.list_(pa.uint32()))
+    return pa.StructArray.from_arrays([g, lv], names=["g", "lv"], mask=mask)

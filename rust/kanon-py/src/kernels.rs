@@ -3,11 +3,10 @@
 use kanon_core::anonymize::{anonymize, ForestOptions};
 use kanon_core::blocked::blocked_forest;
 use kanon_core::cost::{CostModel, LevelCost};
-use kanon_core::emd::GroundDistance;
 use kanon_core::extend::extend;
 use kanon_core::historic::{datafly, mu_argus, HistoricRelease};
 use kanon_core::lattice::{optimal_with, LatticeOptions, Metric, ModelInput};
-use kanon_core::models::{LDiversity, PrivacyModels};
+use kanon_core::models::PrivacyModels;
 use kanon_core::{ClassStats, Distance, Hierarchy, KernelError, StatsOptions};
 use pyo3::buffer::{Element, PyBuffer};
 use pyo3::exceptions::PyValueError;
@@ -15,6 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 use crate::error::to_py;
+use crate::mondrian::{ground_distance, l_diversity_of};
 use crate::progress;
 
 /// Copy a buffer-protocol object (e.g. ``memoryview(arrow_buffer).cast("I")``) into a Vec.
@@ -531,21 +531,7 @@ pub(crate) fn lattice_optimal<'py>(
     t_distance: &str,
     delta: Option<(f64, f64)>,
 ) -> PyResult<(Vec<u32>, Bound<'py, PyBytes>, Bound<'py, PyDict>)> {
-    let l_diversity = match (l, l_diversity, c) {
-        (None, _, _) => None,
-        (Some(l), "distinct", None) => Some(LDiversity::Distinct(whole(l, "l")?)),
-        (Some(l), "entropy", None) => Some(LDiversity::Entropy(l)),
-        (Some(l), "recursive", Some(c)) => Some(LDiversity::Recursive {
-            c,
-            l: whole(l, "l")?,
-        }),
-        (Some(_), variant, c) => {
-            return Err(PyValueError::new_err(format!(
-                "l_diversity must be 'distinct', 'entropy' or 'recursive' (with c, and c only \
-                 with 'recursive'), got {variant:?} with c = {c:?}"
-            )))
-        }
-    };
+    let l_diversity = l_diversity_of(l, l_diversity, c)?;
     if !matches!(t_distance, "equal" | "ordered" | "hierarchical") {
         return Err(PyValueError::new_err(format!(
             "t_distance must be 'equal', 'ordered' or 'hierarchical', got {t_distance:?}"
@@ -609,21 +595,11 @@ pub(crate) fn lattice_optimal<'py>(
             None => None,
             Some(t) => Some((
                 t,
-                match (t_distance, &sensitive_levels) {
-                    ("ordered", _) => GroundDistance::Ordered,
-                    ("hierarchical", Some(levels)) => {
-                        let mut h = build_hierarchies(levels)?;
-                        GroundDistance::Hierarchical(h.remove(0))
-                    }
-                    ("hierarchical", None) => {
-                        return Err(KernelError::InvalidArgument {
-                            kernel: "optimal",
-                            message: "t_distance 'hierarchical' needs the sensitive hierarchy"
-                                .to_owned(),
-                        })
-                    }
-                    _ => GroundDistance::Equal,
-                },
+                ground_distance(
+                    "optimal",
+                    t_distance,
+                    sensitive_levels.as_ref().map(|l| &l[0]),
+                )?,
             )),
         };
         let input = ModelInput {
