@@ -32,8 +32,9 @@ stays in DuckDB's storage, nothing is copied into Python):
 
 ``--labels range`` runs both kanon methods with ``labels := 'range'``.
 
-Time: the whole statement (planning included) written to a table of the size's DuckDB file (so a 10M-row release lands on disk, as a user's would),
-the median of 3 runs below 1M rows, 1 run from 1M on (no warm-up; anonypy: the
+Time: the whole statement (planning included) written to a table of the size's DuckDB
+file (a 10M-row release lands on disk, as a user's would), the median of 3 runs below 1M
+rows, 1 run from 1M on (no warm-up; anonypy: the
 ``partition`` call, 1 run). Peak MiB: the worker's whole-life peak resident set (VmHWM:
 opening the file, the runs; the metrics are computed after it is read). x GROUP BY: the
 time over the ``groupby`` time at the same size.
