@@ -2,28 +2,12 @@
 
 use kanon_core::hkp::{hkp as coherence, HkpOptions, Removal, Roles};
 use kanon_core::KernelError;
-use pyo3::buffer::{Element, PyBuffer};
-use pyo3::exceptions::PyValueError;
+use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::PyDict;
 
 use crate::error::to_py;
-
-/// Copy a buffer-protocol object into a Vec, naming the argument if it cannot be read.
-fn read<T: Element + Copy>(py: Python<'_>, name: &str, buf: &PyBuffer<T>) -> PyResult<Vec<T>> {
-    buf.to_vec(py)
-        .map_err(|e| PyValueError::new_err(format!("argument '{name}' is not readable: {e}")))
-}
-
-/// Little-endian bytes of `u32` or `u64` values.
-fn le_bytes<'py, T: Copy, const N: usize>(
-    py: Python<'py>,
-    values: &[T],
-    to: impl Fn(T) -> [u8; N],
-) -> Bound<'py, PyBytes> {
-    let bytes: Vec<u8> = values.iter().flat_map(|&v| to(v)).collect();
-    PyBytes::new(py, &bytes)
-}
+use crate::kernels::{le_bytes, read};
 
 /// Make transactions (h,k,p)-coherent by suppressing public items (Xu et al., KDD 2008).
 ///
