@@ -632,20 +632,6 @@ class HkpResult:
     seconds: float  # time in the kernel
 
 
-def _like(data: Data, result: pa.Table, con: duckdb.DuckDBPyConnection | None) -> Any:
-    """Return ``result`` as the same kind of object as ``data``."""
-    module = type(data).__module__
-    if isinstance(data, duckdb.DuckDBPyRelation):
-        return (con or duckdb.default_connection()).from_arrow(result)
-    if module.startswith("pandas"):
-        return result.to_pandas()
-    if module.startswith("polars"):
-        import polars as pl
-
-        return pl.from_arrow(result)
-    return result
-
-
 _CLASSES: dict[str, type[Exception]] = {
     "InvalidInputError: ": InvalidInputError,
     "ConfigError: ": ConfigError,
@@ -737,7 +723,7 @@ def hkp(
         [[0, 2], [0, 2], [2], [0], [0, 2], [0, 2, 3, 4]]
     """
     # Imported here: kanon._inputs imports kanon._install, which imports this module.
-    from kanon._inputs import as_table
+    from kanon._inputs import as_table, like_input
 
     options = HkpOptions(
         h=h,
@@ -763,7 +749,7 @@ def hkp(
         if isinstance(data, str):
             release: Any = con_.sql(release_sql)
         else:
-            release = _like(data, con_.sql(release_sql).to_arrow_table(), con)
+            release = like_input(data, con_.sql(release_sql).to_arrow_table(), con)
     return HkpResult(
         release=release,
         suppressed=list(sup),

@@ -14,7 +14,9 @@ from kanon.exceptions import InvalidInputError
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-__all__ = ["Data", "as_table"]
+    import pyarrow as pa
+
+__all__ = ["Data", "as_table", "like_input"]
 
 Data = Any  # str | duckdb.DuckDBPyRelation | pandas / polars DataFrame | pyarrow Table
 _counter = itertools.count()
@@ -56,3 +58,17 @@ def as_table(
         con.unregister(name)
         if own:
             con.close()
+
+
+def like_input(data: Data, result: pa.Table, con: duckdb.DuckDBPyConnection | None) -> Any:
+    """Return ``result`` as the same kind of object as ``data``."""
+    module = type(data).__module__
+    if isinstance(data, duckdb.DuckDBPyRelation):
+        return (con or duckdb.default_connection()).from_arrow(result)
+    if module.startswith("pandas"):
+        return result.to_pandas()
+    if module.startswith("polars"):
+        import polars as pl
+
+        return pl.from_arrow(result)
+    return result

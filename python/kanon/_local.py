@@ -66,26 +66,28 @@ def is_ordered(q: QuasiIdentifier) -> bool:
 
 
 def key_ctes(table: Table, qis: list[QuasiIdentifier]) -> list[str]:
-    """CTEs ``__kanon_k{j}`` (``a0``, ``x``): the key of every leaf of QI ``j``.
+    """CTEs ``__kanon_k{j}`` (``a0``, ``x``, ``raw``): the key of every leaf of QI ``j``.
 
-    Numbers and dates: the value's position (:func:`kanon._metrics.position`), the NULL
-    leaf at ``max + max(max - min, 1)``; other types: the leaf code ``a0`` (depth-first
-    hierarchy order).
+    Numbers and dates: ``raw`` is the value's position (:func:`kanon._metrics.position`,
+    NULL for the NULL leaf) and ``x`` the same with the NULL leaf at ``max + max(max -
+    min, 1)``; other types: ``x`` is the leaf code ``a0`` (depth-first hierarchy order)
+    and ``raw`` NULL. The source is scanned once per QI.
     """
     out = []
     for j, q in enumerate(qis):
         v = f'"__kanon_v{j}"'
         if is_ordered(q):
-            points = (
-                f"(SELECT v.a0, d.x FROM {v} v LEFT JOIN {value_points(q, table.sql)} d "
-                "ON v.k = d.key)"
-            )
             out.append(
-                f'"__kanon_k{j}" AS (SELECT a0, coalesce(x, (SELECT coalesce(max(x) + '
-                f"greatest(max(x) - min(x), 1.0), 0.0) FROM {points})) AS x FROM {points})"
+                f'"__kanon_k{j}" AS (WITH p AS (SELECT v.a0, d.x FROM {v} v LEFT JOIN '
+                f"{value_points(q, table.sql)} d ON v.k = d.key) "
+                "SELECT a0, coalesce(x, (SELECT coalesce(max(x) + greatest(max(x) - min(x), "
+                "1.0), 0.0) FROM p)) AS x, x AS raw FROM p)"
             )
         else:
-            out.append(f'"__kanon_k{j}" AS (SELECT a0, CAST(a0 AS DOUBLE) AS x FROM {v})')
+            out.append(
+                f'"__kanon_k{j}" AS (SELECT a0, CAST(a0 AS DOUBLE) AS x, '
+                f"CAST(NULL AS DOUBLE) AS raw FROM {v})"
+            )
     return out
 
 
@@ -338,10 +340,7 @@ def forest_sql(
     block = BLOCK_ROWS[labels] if options.block_size is None else options.block_size
     kernel_options = {"m": m, "cost": cost, "improve": improve, "block_size": block}
     range_keys = ", ".join(
-        f'(SELECT list(d.x ORDER BY v.a0) FROM "__kanon_v{j}" v LEFT JOIN '
-        f"{value_points(q, table.sql)} d ON v.k = d.key)"
-        if is_ordered(q)
-        else "[]::DOUBLE[]"
+        f'(SELECT list(raw ORDER BY a0) FROM "__kanon_k{j}")' if is_ordered(q) else "[]::DOUBLE[]"
         for j, q in enumerate(qis)
     )
     weights = ", ".join(repr(float(q.weight)) for q in qis)

@@ -6,10 +6,8 @@ import sys
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
-import duckdb
-
 from kanon._anonymize import AnonymizeOptions, plan_anonymize
-from kanon._inputs import Data, as_table
+from kanon._inputs import Data, as_table, like_input
 from kanon._metrics import Metrics, plan_metrics
 from kanon._models import ModelKeywords, PrivacyModels
 from kanon._optimal import Transformation, search_sql
@@ -18,7 +16,7 @@ from kanon._progress import run_with_progress
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    import pyarrow as pa
+    import duckdb
 
 T = TypeVar("T")
 
@@ -108,20 +106,6 @@ def explain(
     return plan_anonymize(con, table, options).sql
 
 
-def _like(data: Data, result: pa.Table, con: duckdb.DuckDBPyConnection | None) -> Any:
-    """Return ``result`` as the same kind of object as ``data``."""
-    module = type(data).__module__
-    if isinstance(data, duckdb.DuckDBPyRelation):
-        return (con or duckdb.default_connection()).from_arrow(result)
-    if module.startswith("pandas"):
-        return result.to_pandas()
-    if module.startswith("polars"):
-        import polars as pl
-
-        return pl.from_arrow(result)
-    return result
-
-
 def anonymize(
     data: Data,
     k: int,
@@ -207,7 +191,7 @@ def anonymize(
             label=f"anonymizing {plan.rows:,} rows",
             show=sys.stderr.isatty() if progress is None else progress,
         )
-    return _like(data, result, con)
+    return like_input(data, result, con)
 
 
 def metrics(
