@@ -36,8 +36,6 @@
 
 use std::rc::Rc;
 
-use rayon::prelude::*;
-
 use crate::error::{KernelError, Result};
 use crate::hierarchy::{check_histogram, Hierarchy};
 use crate::models::{ModelCheck, PrivacyModels};
@@ -45,7 +43,7 @@ use crate::models::{ModelCheck, PrivacyModels};
 mod group;
 mod models;
 
-use group::{sum_by_key, KeyMap, PackedKey, PARALLEL_TUPLES};
+use group::{sum_items, KeyMap, PackedKey};
 use models::Verdict;
 pub use models::{ModelInput, NO_LABEL};
 
@@ -517,7 +515,7 @@ impl<'a> Search<'a> {
     }
 
     /// The classes of a node, grouped from the histogram.
-    fn group(&self, levels: &[u32]) -> Vec<Class> {
+    fn group(&self, levels: &[u32], out: Vec<Class>) -> Vec<Class> {
         let expected = self.expected_classes(levels, self.counts.len());
         let tables = self.key_tables(levels);
         if self.narrow {
@@ -525,15 +523,15 @@ impl<'a> Search<'a> {
                 .iter()
                 .map(|t| t.iter().map(|&x| x as u64).collect())
                 .collect();
-            self.group_with(&tables, expected)
+            self.group_with(&tables, expected, out)
         } else {
-            self.group_with(&tables, expected)
+            self.group_with(&tables, expected, out)
         }
     }
 
     /// [`Search::group`] with keys of type `K` (per attribute, the packed contribution
     /// of every leaf).
-    fn group_with<K>(&self, tables: &[Vec<K>], expected: usize) -> Vec<Class>
+    fn group_with<K>(&self, tables: &[Vec<K>], expected: usize, out: Vec<Class>) -> Vec<Class>
     where
         K: PackedKey + Default + std::ops::BitOr<Output = K>,
     {
@@ -544,17 +542,13 @@ impl<'a> Search<'a> {
                     key | table[code as usize]
                 })
         };
-        if self.counts.len() < PARALLEL_TUPLES {
-            let items = self
-                .tuples
-                .chunks_exact(self.m)
-                .zip(self.counts)
-                .map(|(row, &c)| (key(row), c));
-            return sum_by_key(items, expected);
-        }
-        // Keys computed in parallel, in tuple order, then summed.
-        let keys: Vec<K> = self.tuples.par_chunks_exact(self.m).map(key).collect();
-        sum_by_key(keys.into_iter().zip(self.counts.iter().copied()), expected)
+        let m = self.m;
+        sum_items(
+            self.counts.len(),
+            |t| (key(&self.tuples[t * m..(t + 1) * m]), self.counts[t]),
+            expected,
+            out,
+        )
     }
 
     /// How many classes a node may have at most, given `source` classes below it.
@@ -567,39 +561,45 @@ impl<'a> Search<'a> {
 
     /// The classes of the node at `levels`, rolled up from the classes of the finer node
     /// at `below` (every level at most the target's).
-    fn roll_up_to(&self, below: &[Class], levels_below: &[u32], levels: &[u32]) -> Vec<Class> {
-        let changed: Vec<(usize, u128)> = (0..self.m)
+    fn roll_up_to(
+        &self,
+        below: &[Class],
+        levels_below: &[u32],
+        levels: &[u32],
+        out: Vec<Class>,
+    ) -> Vec<Class> {
+        // Per changed attribute: its shift, its code mask, and the packed label at the
+        // target level of every label at the finer level (parent maps composed once).
+        let mut keep = u128::MAX;
+        let changed: Vec<(u32, usize, Vec<u128>)> = (0..self.m)
             .filter(|&j| levels_below[j] != levels[j])
-            .map(|j| (j, ((1u128 << self.bits[j]) - 1) << self.shift[j]))
+            .map(|j| {
+                keep &= !(((1u128 << self.bits[j]) - 1) << self.shift[j]);
+                let width = self.hierarchies[j].width(levels_below[j] as usize);
+                let table = (0..width)
+                    .map(|code| {
+                        let mut code = code;
+                        for l in levels_below[j]..levels[j] {
+                            code = self.parent[j][l as usize][code as usize];
+                        }
+                        u128::from(code) << self.shift[j]
+                    })
+                    .collect();
+                (self.shift[j], (1usize << self.bits[j]) - 1, table)
+            })
             .collect();
-        let up = |&(key, size): &Class| -> Class {
-            let mut up = key;
-            for &(j, mask) in &changed {
-                let mut code = self.code(key, j);
-                for l in levels_below[j]..levels[j] {
-                    code = self.parent[j][l as usize][code as usize];
-                }
-                up = (up & !mask) | u128::from(code) << self.shift[j];
-            }
-            (up, size)
-        };
         let expected = self.expected_classes(levels, below.len());
         if self.narrow {
-            let up = |class: &Class| -> (u64, u64) {
-                let (key, size) = up(class);
-                (key as u64, size)
-            };
-            if below.len() < PARALLEL_TUPLES {
-                return sum_by_key(below.iter().map(up), expected);
-            }
-            let moved: Vec<(u64, u64)> = below.par_iter().map(up).collect();
-            return sum_by_key(moved.into_iter(), expected);
+            let changed: Vec<(u32, usize, Vec<u64>)> = changed
+                .into_iter()
+                .map(|(shift, mask, table)| {
+                    (shift, mask, table.iter().map(|&x| x as u64).collect())
+                })
+                .collect();
+            roll_up_with(below, keep as u64, &changed, expected, out)
+        } else {
+            roll_up_with(below, keep, &changed, expected, out)
         }
-        if below.len() < PARALLEL_TUPLES {
-            return sum_by_key(below.iter().map(up), expected);
-        }
-        let moved: Vec<Class> = below.par_iter().map(up).collect();
-        sum_by_key(moved.into_iter(), expected)
     }
 
     /// For the loss and height metrics, what suppressing the rows of classes below k
@@ -621,10 +621,21 @@ impl<'a> Search<'a> {
     /// Σ over `classes` of rows · (total weight − the row's generalization cost).
     fn kept_penalty<'c>(&self, levels: &[u32], classes: impl Iterator<Item = &'c Class>) -> f64 {
         let total: f64 = self.options.weights.iter().sum();
+        // Per attribute: its shift, its code mask and the costs of its labels at the level.
+        let fields: Vec<(u32, u128, &[f64])> = (0..self.m)
+            .map(|j| {
+                (
+                    self.shift[j],
+                    (1u128 << self.bits[j]) - 1,
+                    self.per_label[j][levels[j] as usize].as_slice(),
+                )
+            })
+            .collect();
         classes
             .map(|&(key, size)| {
-                let row: f64 = (0..self.m)
-                    .map(|j| self.per_label[j][levels[j] as usize][self.code(key, j) as usize])
+                let row: f64 = fields
+                    .iter()
+                    .map(|&(shift, mask, costs)| costs[((key >> shift) & mask) as usize])
                     .sum();
                 size as f64 * (total - row)
             })
@@ -756,6 +767,29 @@ fn parents(h: &Hierarchy) -> Vec<Vec<u32>> {
         .collect()
 }
 
+/// [`Search::roll_up_to`] with keys of type `K`: a class's key keeps the bits of `keep`
+/// and takes, per changed attribute `(shift, mask, table)`, `table[its code]`.
+fn roll_up_with<K>(
+    below: &[Class],
+    keep: K,
+    changed: &[(u32, usize, Vec<K>)],
+    expected: usize,
+    out: Vec<Class>,
+) -> Vec<Class>
+where
+    K: PackedKey + std::ops::BitOr<Output = K> + std::ops::BitAnd<Output = K>,
+{
+    let up = |&(key, size): &Class| -> (K, u64) {
+        let up = changed
+            .iter()
+            .fold(K::narrow(key) & keep, |up, (shift, mask, table)| {
+                up | table[(key >> shift) as usize & mask]
+            });
+        (up, size)
+    };
+    sum_items(below.len(), |c| up(&below[c]), expected, out)
+}
+
 /// Whether `(cost, levels)` is better than `(best_cost, best_levels)`: a lower cost
 /// (beyond the tie tolerance), then a lower sum of levels, then the lexicographically
 /// smaller level vector.
@@ -788,7 +822,7 @@ pub fn evaluate_node(
 ) -> Result<NodeEval> {
     let search = Search::new(tuples, m, counts, hierarchies, options, input)?;
     check_levels(&search, levels)?;
-    Ok(search.evaluate(levels, &search.group(levels)))
+    Ok(search.evaluate(levels, &search.group(levels, Vec::new())))
 }
 
 fn check_levels(search: &Search<'_>, levels: &[u32]) -> Result<()> {
@@ -999,6 +1033,8 @@ struct State<'s, 'a> {
     /// Grouped nodes kept for roll-up: levels and classes, most recent last.
     cache: Vec<(Vec<u32>, Rc<Vec<Class>>)>,
     cached: usize,
+    /// Class lists evicted from the cache, reused.
+    spare: Vec<Vec<Class>>,
     fewest_suppressed: u64,
     checked: usize,
     rolled_up: usize,
@@ -1023,6 +1059,7 @@ impl<'s, 'a> State<'s, 'a> {
             status: vec![Status::Unknown; search.nodes],
             cache: Vec::new(),
             cached: 0,
+            spare: Vec::new(),
             fewest_suppressed: u64::MAX,
             checked: 0,
             rolled_up: 0,
@@ -1071,20 +1108,26 @@ impl<'s, 'a> State<'s, 'a> {
             .filter(|(_, (below, _))| below.iter().zip(levels).all(|(b, l)| b <= l))
             .min_by_key(|(i, (_, classes))| (classes.len(), usize::MAX - i))
             .map(|(i, _)| i);
+        let spare = self.spare.pop().unwrap_or_default();
         let classes = Rc::new(match source {
             Some(i) if self.cache[i].0 == levels => return Rc::clone(&self.cache[i].1),
             Some(i) => {
                 self.rolled_up += 1;
                 let (below, classes) = &self.cache[i];
-                search.roll_up_to(classes, below, levels)
+                search.roll_up_to(classes, below, levels, spare)
             }
-            None => search.group(levels),
+            None => search.group(levels, spare),
         });
         self.cached += classes.len();
         self.cache.push((levels.to_vec(), Rc::clone(&classes)));
         while self.cached > CACHE_CLASSES && self.cache.len() > 1 {
             let (_, old) = self.cache.remove(0);
             self.cached -= old.len();
+            // Its memory is reused for the next node's classes (fresh memory costs a
+            // page fault per page).
+            if let Ok(old) = Rc::try_unwrap(old) {
+                self.spare.push(old);
+            }
         }
         classes
     }
@@ -1102,8 +1145,13 @@ impl<'s, 'a> State<'s, 'a> {
                 .partition_point(|(p, _)| *p >= self.penalty[v]);
             self.penalized.insert(at, (self.penalty[v], levels.clone()));
         }
+        // The verdict is needed for tagging by failing rows, and for a node within the
+        // limit (its cost); it is computed once.
+        let mut verdict = None;
         let suppressed = if self.search.tag_full {
-            self.search.verdict(&levels, &classes).suppressed
+            verdict
+                .insert(self.search.verdict(&levels, &classes))
+                .suppressed
         } else {
             self.search.small_rows(&classes)
         };
@@ -1116,7 +1164,8 @@ impl<'s, 'a> State<'s, 'a> {
         if status == Status::Within {
             // A feasible node's cost bounds the optimum: nodes whose lower bound exceeds
             // it need no classification.
-            let eval = self.search.evaluate(&levels, &classes);
+            let verdict = verdict.unwrap_or_else(|| self.search.verdict(&levels, &classes));
+            let eval = self.search.evaluate_verdict(&levels, &classes, &verdict);
             if eval.feasible {
                 self.incumbent = self.incumbent.min(eval.cost);
             }
