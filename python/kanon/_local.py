@@ -135,10 +135,25 @@ def pack_ctes(m: int, k: int, rounds: int, pack_rows: int) -> list[str]:
         src = f'"__kanon_b{i}"'
         lo = ", ".join(f"min({x})" for x in xs)
         hi = ", ".join(f"max({x})" for x in xs)
-        med = ", ".join(f"quantile_disc({x}, 0.5)" for x in xs)
         ctes.append(
-            f'"__kanon_q{i}" AS (SELECT b, sum(n) AS rows, [{lo}] AS lo, [{hi}] AS hi, '
-            f"[{med}] AS med FROM {src} GROUP BY b HAVING sum(n) > {pack_rows})"
+            f'"__kanon_qs{i}" AS (SELECT b, sum(n) AS rows, [{lo}] AS lo, [{hi}] AS hi '
+            f"FROM {src} GROUP BY b HAVING sum(n) > {pack_rows})"
+        )
+        # The median of every attribute (as quantile_disc: the value at position
+        # floor((tuples - 1) / 2)) from a histogram of its keys per block: hash
+        # aggregates spill to disk, quantile_disc's state does not.
+        counts = " UNION ALL ".join(
+            f"SELECT b, {j} AS j, {x} AS x, count(*) AS c FROM {src} "
+            f'WHERE b IN (SELECT b FROM "__kanon_qs{i}") GROUP BY b, {x}'
+            for j, x in enumerate(xs)
+        )
+        ctes.append(
+            f'"__kanon_q{i}" AS (SELECT q.*, m.med FROM "__kanon_qs{i}" q JOIN ('
+            "SELECT b, list(x ORDER BY j) AS med FROM (SELECT b, j, x, c, "
+            "sum(c) OVER (PARTITION BY b, j ORDER BY x ROWS UNBOUNDED PRECEDING) AS upto, "
+            f"sum(c) OVER (PARTITION BY b, j) AS total FROM ({counts})) "
+            "WHERE upto - c <= (total - 1) // 2 AND (total - 1) // 2 < upto GROUP BY b"
+            ") m USING (b))"
         )
         le = ", ".join(
             f"coalesce(sum(s.n) FILTER (WHERE s.{x} <= q.med[{j + 1}]), 0)"
