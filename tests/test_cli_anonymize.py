@@ -64,6 +64,8 @@ def test_anonymize_writes_a_k_anonymous_file(
             method,
             "--out",
             str(tmp_path / out),
+            "--memory-limit",
+            "1GB",
         ]
     )
     assert status == 0, capsys.readouterr().err
@@ -88,6 +90,8 @@ def test_anonymize_errors_name_the_problem(
     out_json = ["anonymize", str(tmp_path / "in.csv"), "--k", "5", "--qi", "age"]
     assert cli.main([*out_json, "--out", str(tmp_path / "o.json")]) == 2
     assert ".parquet" in capsys.readouterr().err
+    assert cli.main([*base, "--qi", "age", "--memory-limit", "lots'; DROP TABLE x; --"]) == 2
+    assert "memory" in capsys.readouterr().err.lower()
     assert not (tmp_path / "o.csv").exists()
 
 

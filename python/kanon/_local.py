@@ -56,8 +56,9 @@ LABELS = ("hierarchy", "range")
 #: rows (so no packed list holds a large table whole).
 PACK_ROWS = 1 << 18
 #: The same for Mondrian, whose kernel is cheap per row: the SQL cutting rounds cost more
-#: than a larger pack (1M generated rows: 2.7-3.0 s in one pack, 3.8-4.7 s in four).
-MONDRIAN_PACK_ROWS = 1 << 20
+#: than a larger pack (1M generated rows: 2.7-3.0 s in one pack, 3.8-4.7 s in four; 10M
+#: under a 6 GB memory limit: 104 s in packs of 2^20 rows, 74 s in packs of 2^22).
+MONDRIAN_PACK_ROWS = 1 << 22
 
 
 def is_ordered(q: QuasiIdentifier) -> bool:
