@@ -204,30 +204,14 @@ def pack_ctes(m: int, k: int, rounds: int, pack_rows: int) -> list[str]:
     return ctes
 
 
-def range_label(q: QuasiIdentifier, col: str, labels: str) -> str:
-    """SQL aggregate of a group's label of QI ``q`` (column SQL ``col``) from its values.
+def range_label(q: QuasiIdentifier, text: str, val: str, n: str) -> str:
+    """SQL aggregate of a group's label of QI ``q``, over its rows or its tuples.
 
-    Numbers and dates: ``[lo..hi]``; other types with ``labels = 'range'``: ``{a, b}``
-    (sorted as text). One value: the value; only NULLs: NULL; NULLs and values: ``'*'``.
-    """
-    text = value_text(col, q.column.type)
-    if is_ordered(q):
-        lo = value_text(f"min({col})", q.column.type)
-        hi = value_text(f"max({col})", q.column.type)
-        many = f"'[' || {lo} || '..' || {hi} || ']'"
-    else:
-        many = f"'{{' || string_agg(DISTINCT {text}, ', ' ORDER BY {text}) || '}}'"
-    return (
-        f"CASE WHEN count({col}) = 0 THEN NULL WHEN count({col}) < count(*) THEN {literal(ROOT)} "
-        f"WHEN count(DISTINCT {col}) = 1 THEN any_value({text}) ELSE {many} END"
-    )
+    Per row or tuple: ``text``, the value as hierarchy text (NULL for NULL); ``val``, the
+    value itself (numbers and dates); ``n``, its rows (``1`` over rows).
 
-
-def tuple_range_label(q: QuasiIdentifier, text: str, val: str, n: str) -> str:
-    """:func:`range_label` of a group, aggregated over its tuples instead of its rows.
-
-    ``text``: the leaf's text (NULL for the NULL leaf); ``val``: its value (numbers and
-    dates); ``n``: the tuple's rows.
+    Numbers and dates: ``[lo..hi]``; other types: ``{a, b}`` (sorted as text). One value:
+    the value; only NULLs: NULL; NULLs and values: ``'*'``.
     """
     if is_ordered(q):
         many = f"'[' || arg_min({text}, {val}) || '..' || arg_max({text}, {val}) || ']'"
@@ -288,8 +272,10 @@ def local_release(
     ctes = [*ctes, f'"__kanon_a" AS ({rows_sql})']
     ranged = [j for j, q in enumerate(qis) if uses_range(q, labels)]
     if ranged and not labelled:
+        cols = {j: ident(qis[j].column.name) for j in ranged}
         aggs = ", ".join(
-            f'{range_label(qis[j], ident(qis[j].column.name), labels)} AS "__kanon_rl{j}"'
+            range_label(qis[j], value_text(cols[j], qis[j].column.type), cols[j], "1")
+            + f' AS "__kanon_rl{j}"'
             for j in ranged
         )
         ctes.append(
@@ -314,11 +300,11 @@ def local_release(
         joins += ' JOIN "__kanon_lb" lb USING ("__kanon_grp")'
     head = "WITH " + ",\n".join(ctes)
     source = ", ".join(f"a.{ident(c.name)}" for c in table.columns)
-    levels = ", ".join(f'a."__kanon_l{j}"' for j in range(m))
     tail = f'FROM "__kanon_a" a {joins}'
     return (
         f"{head}\nSELECT {', '.join(out)} {tail}",
-        f'{head}\nSELECT {source}, a."__kanon_grp", [{levels}] AS "__kanon_lvl" FROM "__kanon_a" a',
+        f'{head}\nSELECT {source}, a."__kanon_grp", [{level_columns(m, "a")}] '
+        'AS "__kanon_lvl" FROM "__kanon_a" a',
     )
 
 
@@ -374,7 +360,7 @@ def mondrian_sql(
     labelled = "tg"
     if ranged:
         aggs = ", ".join(
-            tuple_range_label(qis[j], f"v{j}.k", f"k{j}.val", "tg.n") + f' AS "__kanon_rl{j}"'
+            range_label(qis[j], f"v{j}.k", f"k{j}.val", "tg.n") + f' AS "__kanon_rl{j}"'
             for j in ranged
         )
         joins = " ".join(
