@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import os
 import statistics
 import sys
@@ -41,6 +40,7 @@ from measure import (
     ident,
     literal,
     mib,
+    parse_or_serve,
     proc_status,
     process_peak,
     reset_peak_rss,
@@ -269,10 +269,8 @@ def main() -> None:
     parser.add_argument(
         "--pycanon-timeout", type=float, default=300, help="seconds before a pycanon run is cut"
     )
-    parser.add_argument("--worker", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.worker:
-        print(json.dumps(worker(json.loads(args.worker))))
+    args = parse_or_serve(parser, worker)
+    if args is None:
         return
 
     threads = duckdb.connect().execute("SELECT current_setting('threads')").fetchall()[0][0]

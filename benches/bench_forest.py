@@ -49,6 +49,7 @@ from measure import (
     ident,
     literal,
     mib,
+    parse_or_serve,
     print_table,
     proc_status,
     process_peak,
@@ -215,12 +216,8 @@ def main() -> None:
     parser.add_argument("--ks", default=",".join(map(str, KS)))
     parser.add_argument("--skip-peers", action="store_true", help="kanon only")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per worker")
-    parser.add_argument("--worker", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.worker:
-        import json
-
-        print(json.dumps(worker(json.loads(args.worker))))
+    args = parse_or_serve(parser, worker)
+    if args is None:
         return
     ks = [int(k) for k in args.ks.split(",")]
     methods = METHODS[:2] if args.skip_peers else METHODS

@@ -45,6 +45,7 @@ from measure import (
     data_dir,
     ident,
     mib,
+    parse_or_serve,
     print_table,
     proc_status,
     reset_peak_rss,
@@ -214,12 +215,8 @@ def main() -> None:
         "--datasets", default="adult8,adult9,cup,fars,census", help="comma-separated subset"
     )
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per worker")
-    parser.add_argument("--worker", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.worker:
-        import json
-
-        print(json.dumps(worker(json.loads(args.worker))))
+    args = parse_or_serve(parser, worker)
+    if args is None:
         return
     datasets = args.datasets.split(",")
     runs = [(d, "kanon") for d in datasets]

@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import statistics
 import sys
 import tempfile
@@ -53,7 +52,7 @@ from typing import Any
 import duckdb
 from bench_forest import build_data, load
 from bench_scale import anonypy_frame, anonypy_release, anonypy_run, min_class, release_gcp
-from measure import ADULT_QI, literal, print_table, run_worker
+from measure import ADULT_QI, chosen, literal, parse_or_serve, print_table, run_worker
 
 import kanon
 
@@ -174,16 +173,11 @@ def main() -> None:
     parser.add_argument("--methods", default=",".join(METHODS), help="of " + ",".join(METHODS))
     parser.add_argument("--skip-peers", action="store_true", help="kanon only")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per worker")
-    parser.add_argument("--worker", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.worker:
-        print(json.dumps(worker(json.loads(args.worker))))
+    args = parse_or_serve(parser, worker)
+    if args is None:
         return
     ks = [int(k) for k in args.ks.split(",")]
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    unknown = set(methods) - set(METHODS)
-    if unknown:
-        parser.error(f"unknown methods: {', '.join(sorted(unknown))}")
+    methods = chosen(parser, args.methods, METHODS)
     if args.skip_peers:
         methods = [m for m in methods if m in KANON]
     results: dict[int, dict[str, dict[str, Any]]] = {}

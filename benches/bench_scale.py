@@ -56,7 +56,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import statistics
 import sys
 import tempfile
@@ -65,7 +64,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import duckdb
-from measure import ident, literal, mib, print_table, proc_status, process_peak, run_worker
+from measure import (
+    chosen,
+    ident,
+    literal,
+    mib,
+    parse_or_serve,
+    print_table,
+    proc_status,
+    process_peak,
+    run_worker,
+)
 
 import kanon
 from kanon.datagen import CENSUS_ROLES, census
@@ -471,16 +480,11 @@ def main() -> None:
     parser.add_argument(
         "--kanon-timeout", type=float, default=1800.0, help="cap of a kanon/GROUP BY worker, s"
     )
-    parser.add_argument("--worker", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.worker:
-        print(json.dumps(worker(json.loads(args.worker))))
+    args = parse_or_serve(parser, worker)
+    if args is None:
         return
     sizes = [int(s) for s in args.sizes.split(",")]
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    unknown = set(methods) - set(METHODS)
-    if unknown:
-        parser.error(f"unknown methods: {', '.join(sorted(unknown))}")
+    methods = chosen(parser, args.methods, METHODS)
     if args.skip_peers:
         methods = [m for m in methods if m not in PEERS]
     results: dict[tuple[int, str], dict[str, Any]] = {}

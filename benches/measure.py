@@ -8,13 +8,17 @@ whole-life peak RSS (VmHWM before the reset and after the runs).
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import resource
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -95,6 +99,28 @@ def run_worker(script: str, spec: dict[str, Any], timeout: float) -> dict[str, A
         return {"note": f"failed: {tail[0][:60]}"}
     out: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     return out
+
+
+def parse_or_serve(
+    parser: argparse.ArgumentParser, worker: Callable[[dict[str, Any]], dict[str, Any]]
+) -> argparse.Namespace | None:
+    """Parse the command line; started by :func:`run_worker` (``--worker SPEC``), run
+    ``worker(SPEC)``, print its result as JSON and return None instead."""
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        print(json.dumps(worker(json.loads(args.worker))))
+        return None
+    return args
+
+
+def chosen(parser: argparse.ArgumentParser, text: str, known: Sequence[str]) -> list[str]:
+    """The comma-separated names of ``text``, each one of ``known`` (else a usage error)."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = set(names) - set(known)
+    if unknown:
+        parser.error(f"unknown methods: {', '.join(sorted(unknown))}")
+    return names
 
 
 def mib(b: int | None) -> str:
