@@ -2,7 +2,7 @@
 //! lattice search on large inputs without DuckDB).
 //!
 //! `cargo run --release -p kanon-core --example lattice_file -- PREFIX [--k=5]
-//! [--suppress=0.05] [--metric=loss|nue|dm|dmstar|height|aecs]` reads `PREFIX.tuples`
+//! [--suppress=0.05] [--metric=loss|nue|dm|dmstar|height|aecs] [--repeat=N]` reads `PREFIX.tuples`
 //! (little-endian u32, m per tuple), `PREFIX.counts` (u64), `PREFIX.hier` (per attribute,
 //! one line of label codes per level, a blank line after each attribute) and, if present,
 //! `PREFIX.loss` (the same layout with the loss of every label).
@@ -82,11 +82,18 @@ fn main() {
         metric,
         node_loss,
     };
-    let t0 = Instant::now();
-    let best = optimal(&tuples, m, &counts, &hierarchies, &options).expect("optimum");
+    let repeat: usize = value("repeat").and_then(|v| v.parse().ok()).unwrap_or(1);
+    let mut fastest = f64::INFINITY;
+    let mut best = None;
+    for _ in 0..repeat.max(1) {
+        let t0 = Instant::now();
+        best = Some(optimal(&tuples, m, &counts, &hierarchies, &options).expect("optimum"));
+        fastest = fastest.min(t0.elapsed().as_secs_f64());
+    }
+    let best = best.expect("one run");
     println!(
         "{} tuples, {rows} rows: levels {:?} cost {:.6} suppressed {} nodes {} checked {} \
-         rolled up {} tagged {} in {:.3} s",
+         rolled up {} tagged {} in {:.3} s (fastest of {repeat})",
         counts.len(),
         best.levels,
         best.eval.cost,
@@ -95,6 +102,6 @@ fn main() {
         best.checked,
         best.rolled_up,
         best.tagged,
-        t0.elapsed().as_secs_f64()
+        fastest,
     );
 }

@@ -14,9 +14,11 @@
 //! * a node whose classes need more suppression than allowed tags all finer nodes the
 //!   same way without grouping them (**predictive tagging**: the rows in classes of
 //!   fewer than k can only grow when a node is made finer);
-//! * before grouping a node from the histogram, the search **rolls up** the classes of a
-//!   cached finer node (merging classes by the parent maps of the levels that differ),
-//!   which touches one entry per class instead of one per distinct tuple;
+//! * the search **rolls up** the classes of a cached finer node (merging classes by the
+//!   parent maps of the levels that differ), which touches one entry per class instead
+//!   of one per distinct tuple; without one, it rolls up from a **base**: the histogram
+//!   grouped once at the finest node every node still to be checked lies above (it
+//!   rises as nodes get classified);
 //! * every feasible node met while classifying gives an **incumbent** cost; unclassified
 //!   nodes whose lower bound exceeds it are not classified at all (the bound only grows
 //!   going up, so neither they nor their coarser nodes can win);
@@ -132,14 +134,16 @@ pub struct Optimum {
     pub nodes: usize,
     /// Nodes grouped (from the histogram or by roll-up).
     pub checked: usize,
-    /// Nodes grouped by roll-up from a cached finer node.
+    /// Nodes grouped by roll-up from a cached finer node or from the base (the
+    /// histogram's classes at the finest node still to be checked).
     pub rolled_up: usize,
     /// Nodes skipped because predictive tagging already knew they suppress too much.
     pub tagged: usize,
 }
 
-/// One class of a node: its generalized codes (packed) and its row count.
-type Class = (u128, u64);
+/// One class of a node: its generalized codes (packed into a key of type `K`) and its
+/// row count.
+type Class<K> = (K, u64);
 
 /// The search state over one histogram.
 struct Search<'a> {
@@ -160,8 +164,10 @@ struct Search<'a> {
     /// rows (the additive lower bound), and per label the per-row cost.
     additive: Vec<Vec<f64>>,
     per_label: Vec<Vec<Vec<f64>>>,
-    /// Nodes: levels = min_level + digits in mixed radix `span`.
+    /// Nodes: levels = min_level + digits in mixed radix `span`; a digit of attribute
+    /// `j` counts `stride[j]` in a node's index.
     span: Vec<u32>,
+    stride: Vec<usize>,
     nodes: usize,
     /// The models besides k, checked class by class (None: k-anonymity only).
     check: Option<ModelCheck>,
@@ -295,6 +301,10 @@ impl<'a> Search<'a> {
             acc += b;
         }
         let parent = hierarchies.iter().map(parents).collect();
+        let mut stride = vec![1usize; m];
+        for j in (0..m.saturating_sub(1)).rev() {
+            stride[j] = stride[j + 1] * span[j + 1] as usize;
+        }
         let mut search = Self {
             m,
             tuples,
@@ -309,6 +319,7 @@ impl<'a> Search<'a> {
             additive: Vec::new(),
             per_label: Vec::new(),
             span,
+            stride,
             nodes: nodes as usize,
             check: None,
             entry_start: Vec::new(),
@@ -515,29 +526,18 @@ impl<'a> Search<'a> {
     }
 
     /// The classes of a node, grouped from the histogram.
-    fn group(&self, levels: &[u32], out: Vec<Class>) -> Vec<Class> {
+    fn group<K: PackedKey>(&self, levels: &[u32], out: Vec<Class<K>>) -> Vec<Class<K>> {
         let expected = self.expected_classes(levels, self.counts.len());
-        let tables = self.key_tables(levels);
-        if self.narrow {
-            let tables: Vec<Vec<u64>> = tables
-                .iter()
-                .map(|t| t.iter().map(|&x| x as u64).collect())
-                .collect();
-            self.group_with(&tables, expected, out)
-        } else {
-            self.group_with(&tables, expected, out)
-        }
-    }
-
-    /// [`Search::group`] with keys of type `K` (per attribute, the packed contribution
-    /// of every leaf).
-    fn group_with<K>(&self, tables: &[Vec<K>], expected: usize, out: Vec<Class>) -> Vec<Class>
-    where
-        K: PackedKey + Default + std::ops::BitOr<Output = K>,
-    {
+        // Per attribute, the packed contribution of every leaf: a key is the OR of one
+        // lookup per attribute.
+        let tables: Vec<Vec<K>> = self
+            .key_tables(levels)
+            .iter()
+            .map(|t| t.iter().map(|&x| K::narrow(x)).collect())
+            .collect();
         let key = |row: &[u32]| -> K {
             row.iter()
-                .zip(tables)
+                .zip(&tables)
                 .fold(K::default(), |key, (&code, table)| {
                     key | table[code as usize]
                 })
@@ -561,17 +561,17 @@ impl<'a> Search<'a> {
 
     /// The classes of the node at `levels`, rolled up from the classes of the finer node
     /// at `below` (every level at most the target's).
-    fn roll_up_to(
+    fn roll_up_to<K: PackedKey>(
         &self,
-        below: &[Class],
+        below: &[Class<K>],
         levels_below: &[u32],
         levels: &[u32],
-        out: Vec<Class>,
-    ) -> Vec<Class> {
+        out: Vec<Class<K>>,
+    ) -> Vec<Class<K>> {
         // Per changed attribute: its shift, its code mask, and the packed label at the
         // target level of every label at the finer level (parent maps composed once).
         let mut keep = u128::MAX;
-        let changed: Vec<(u32, usize, Vec<u128>)> = (0..self.m)
+        let changed: Vec<(u32, u64, Vec<K>)> = (0..self.m)
             .filter(|&j| levels_below[j] != levels[j])
             .map(|j| {
                 keep &= !(((1u128 << self.bits[j]) - 1) << self.shift[j]);
@@ -582,24 +582,21 @@ impl<'a> Search<'a> {
                         for l in levels_below[j]..levels[j] {
                             code = self.parent[j][l as usize][code as usize];
                         }
-                        u128::from(code) << self.shift[j]
+                        K::narrow(u128::from(code) << self.shift[j])
                     })
                     .collect();
-                (self.shift[j], (1usize << self.bits[j]) - 1, table)
+                (self.shift[j], (1u64 << self.bits[j]) - 1, table)
             })
             .collect();
+        let keep = K::narrow(keep);
+        let up = |&(key, size): &Class<K>| -> (K, u64) {
+            let up = changed.iter().fold(key & keep, |up, (shift, mask, table)| {
+                up | table[(key.field(*shift) & mask) as usize]
+            });
+            (up, size)
+        };
         let expected = self.expected_classes(levels, below.len());
-        if self.narrow {
-            let changed: Vec<(u32, usize, Vec<u64>)> = changed
-                .into_iter()
-                .map(|(shift, mask, table)| {
-                    (shift, mask, table.iter().map(|&x| x as u64).collect())
-                })
-                .collect();
-            roll_up_with(below, keep as u64, &changed, expected, out)
-        } else {
-            roll_up_with(below, keep, &changed, expected, out)
-        }
+        sum_items(below.len(), |c| up(&below[c]), expected, out)
     }
 
     /// For the loss and height metrics, what suppressing the rows of classes below k
@@ -610,7 +607,7 @@ impl<'a> Search<'a> {
     /// union of classes below k at a finer one, whose rows cost no more there), so the
     /// value at a node bounds it at every finer node; with models, the rows failing
     /// them come on top, so it stays a lower bound.
-    fn penalty(&self, levels: &[u32], classes: &[Class]) -> f64 {
+    fn penalty<K: PackedKey>(&self, levels: &[u32], classes: &[Class<K>]) -> f64 {
         if !matches!(self.options.metric, Metric::Loss | Metric::Height) {
             return 0.0;
         }
@@ -619,14 +616,18 @@ impl<'a> Search<'a> {
     }
 
     /// Σ over `classes` of rows · (total weight − the row's generalization cost).
-    fn kept_penalty<'c>(&self, levels: &[u32], classes: impl Iterator<Item = &'c Class>) -> f64 {
+    fn kept_penalty<'c, K: PackedKey>(
+        &self,
+        levels: &[u32],
+        classes: impl Iterator<Item = &'c Class<K>>,
+    ) -> f64 {
         let total: f64 = self.options.weights.iter().sum();
         // Per attribute: its shift, its code mask and the costs of its labels at the level.
-        let fields: Vec<(u32, u128, &[f64])> = (0..self.m)
+        let fields: Vec<(u32, u64, &[f64])> = (0..self.m)
             .map(|j| {
                 (
                     self.shift[j],
-                    (1u128 << self.bits[j]) - 1,
+                    (1u64 << self.bits[j]) - 1,
                     self.per_label[j][levels[j] as usize].as_slice(),
                 )
             })
@@ -635,7 +636,7 @@ impl<'a> Search<'a> {
             .map(|&(key, size)| {
                 let row: f64 = fields
                     .iter()
-                    .map(|&(shift, mask, costs)| costs[((key >> shift) & mask) as usize])
+                    .map(|&(shift, mask, costs)| costs[(key.field(shift) & mask) as usize])
                     .sum();
                 size as f64 * (total - row)
             })
@@ -662,7 +663,7 @@ impl<'a> Search<'a> {
     }
 
     /// Rows in classes below k.
-    fn small_rows(&self, classes: &[Class]) -> u64 {
+    fn small_rows<K: PackedKey>(&self, classes: &[Class<K>]) -> u64 {
         classes
             .iter()
             .filter(|&&(_, s)| s < self.options.k)
@@ -671,12 +672,17 @@ impl<'a> Search<'a> {
     }
 
     /// Evaluate a node from its classes.
-    fn evaluate(&self, levels: &[u32], classes: &[Class]) -> NodeEval {
+    fn evaluate<K: PackedKey>(&self, levels: &[u32], classes: &[Class<K>]) -> NodeEval {
         self.evaluate_verdict(levels, classes, &self.verdict(levels, classes))
     }
 
     /// Evaluate a node from its classes and their verdict.
-    fn evaluate_verdict(&self, levels: &[u32], classes: &[Class], verdict: &Verdict) -> NodeEval {
+    fn evaluate_verdict<K: PackedKey>(
+        &self,
+        levels: &[u32],
+        classes: &[Class<K>],
+        verdict: &Verdict,
+    ) -> NodeEval {
         let suppressed = verdict.suppressed;
         let feasible = suppressed <= self.options.max_suppressed
             && (suppressed == 0 || !self.options.keep_suppressed || verdict.star_ok);
@@ -707,7 +713,7 @@ impl<'a> Search<'a> {
                 if self.options.metric == Metric::NueNonMonotonic && suppressed > 0 {
                     for j in 0..self.m {
                         let mut per_label: Vec<(u32, u64)> = small()
-                            .map(|&(key, size)| (self.code(key, j), size))
+                            .map(|&(key, size)| (self.code(key.wide(), j), size))
                             .collect();
                         per_label.sort_unstable();
                         let mut i = 0;
@@ -767,29 +773,6 @@ fn parents(h: &Hierarchy) -> Vec<Vec<u32>> {
         .collect()
 }
 
-/// [`Search::roll_up_to`] with keys of type `K`: a class's key keeps the bits of `keep`
-/// and takes, per changed attribute `(shift, mask, table)`, `table[its code]`.
-fn roll_up_with<K>(
-    below: &[Class],
-    keep: K,
-    changed: &[(u32, usize, Vec<K>)],
-    expected: usize,
-    out: Vec<Class>,
-) -> Vec<Class>
-where
-    K: PackedKey + std::ops::BitOr<Output = K> + std::ops::BitAnd<Output = K>,
-{
-    let up = |&(key, size): &Class| -> (K, u64) {
-        let up = changed
-            .iter()
-            .fold(K::narrow(key) & keep, |up, (shift, mask, table)| {
-                up | table[(key >> shift) as usize & mask]
-            });
-        (up, size)
-    };
-    sum_items(below.len(), |c| up(&below[c]), expected, out)
-}
-
 /// Whether `(cost, levels)` is better than `(best_cost, best_levels)`: a lower cost
 /// (beyond the tie tolerance), then a lower sum of levels, then the lexicographically
 /// smaller level vector.
@@ -822,7 +805,11 @@ pub fn evaluate_node(
 ) -> Result<NodeEval> {
     let search = Search::new(tuples, m, counts, hierarchies, options, input)?;
     check_levels(&search, levels)?;
-    Ok(search.evaluate(levels, &search.group(levels, Vec::new())))
+    Ok(if search.narrow {
+        search.evaluate(levels, &search.group::<u64>(levels, Vec::new()))
+    } else {
+        search.evaluate(levels, &search.group::<u128>(levels, Vec::new()))
+    })
 }
 
 fn check_levels(search: &Search<'_>, levels: &[u32]) -> Result<()> {
@@ -930,10 +917,21 @@ pub fn optimal_with(
     input: &ModelInput<'_>,
 ) -> Result<Optimum> {
     let search = Search::new(tuples, m, counts, hierarchies, options, input)?;
+    if search.narrow {
+        search_lattice::<u64>(&search)
+    } else {
+        search_lattice::<u128>(&search)
+    }
+}
+
+/// [`optimal_with`] over a validated search, with class keys of type `K`.
+fn search_lattice<K: PackedKey>(search: &Search<'_>) -> Result<Optimum> {
+    let (options, tuples, m) = (search.options, search.tuples, search.m);
     let nodes = search.nodes;
-    let mut state = State::new(&search);
+    let mut state = State::<K>::new(search);
     // Phase 1: which nodes keep their classes below k within the suppression limit.
     state.classify();
+    state.candidates = Vec::new();
     // Phase 2: branch and bound over those nodes in order of their lower bounds.
     // The cost bound of every node, raised by the suppression penalty of the coarsest
     // node checked above it in phase 1 (the penalty only shrinks going up).
@@ -998,7 +996,7 @@ pub fn optimal_with(
         .iter()
         .zip(&verdict.fails)
         .filter(|(_, &f)| f)
-        .map(|(&(key, _), _)| (key, ()))
+        .map(|(&(key, _), _)| (key.wide(), ()))
         .collect();
     let suppressed = tuples
         .chunks_exact(m)
@@ -1026,15 +1024,25 @@ enum Status {
     Over,
 }
 
+/// A grouped node: its levels and classes.
+type Grouped<K> = (Vec<u32>, Rc<Vec<Class<K>>>);
+
 /// The search's mutable state: statuses, the class cache and counters.
-struct State<'s, 'a> {
+struct State<'s, 'a, K: PackedKey> {
     search: &'s Search<'a>,
     status: Vec<Status>,
     /// Grouped nodes kept for roll-up: levels and classes, most recent last.
-    cache: Vec<(Vec<u32>, Rc<Vec<Class>>)>,
+    cache: Vec<Grouped<K>>,
     cached: usize,
     /// Class lists evicted from the cache, reused.
-    spare: Vec<Vec<Class>>,
+    spare: Vec<Vec<Class<K>>>,
+    /// The classes of the finest node every node still to be checked lies above (the
+    /// histogram rolled up once), grouped instead of the histogram when no cached node
+    /// lies below.
+    base: Option<Grouped<K>>,
+    /// Nodes phase 1 may still check or start a path from (a superset: pruned lazily);
+    /// empty once phase 1 is over.
+    candidates: Vec<usize>,
     fewest_suppressed: u64,
     checked: usize,
     rolled_up: usize,
@@ -1052,7 +1060,7 @@ struct State<'s, 'a> {
 /// Classes kept in the roll-up cache at most (all nodes together).
 const CACHE_CLASSES: usize = 1 << 24;
 
-impl<'s, 'a> State<'s, 'a> {
+impl<'s, 'a, K: PackedKey> State<'s, 'a, K> {
     fn new(search: &'s Search<'a>) -> Self {
         Self {
             search,
@@ -1060,6 +1068,8 @@ impl<'s, 'a> State<'s, 'a> {
             cache: Vec::new(),
             cached: 0,
             spare: Vec::new(),
+            base: None,
+            candidates: (0..search.nodes).collect(),
             fewest_suppressed: u64::MAX,
             checked: 0,
             rolled_up: 0,
@@ -1077,10 +1087,7 @@ impl<'s, 'a> State<'s, 'a> {
     /// bound of its own penalty.
     fn penalties_above(&self) -> Vec<f64> {
         let search = self.search;
-        let mut stride = vec![1usize; search.m];
-        for j in (0..search.m.saturating_sub(1)).rev() {
-            stride[j] = stride[j + 1] * search.span[j + 1] as usize;
-        }
+        let stride = &search.stride;
         let mut out = self.penalty.clone();
         // A coarser neighbour has a larger index: sweep downwards.
         for v in (0..search.nodes).rev() {
@@ -1097,23 +1104,33 @@ impl<'s, 'a> State<'s, 'a> {
     }
 
     /// The classes of a node: rolled up from the cached finer node with the fewest
-    /// classes, else grouped from the histogram; cached.
-    fn classes(&mut self, levels: &[u32]) -> Rc<Vec<Class>> {
+    /// classes, else from the base (see [`State::rebase`]); cached.
+    fn classes(&mut self, levels: &[u32]) -> Rc<Vec<Class<K>>> {
         let search = self.search;
         self.checked += 1;
+        let below = |other: &[u32]| other.iter().zip(levels).all(|(b, l)| b <= l);
         let source = self
             .cache
             .iter()
             .enumerate()
-            .filter(|(_, (below, _))| below.iter().zip(levels).all(|(b, l)| b <= l))
+            .filter(|(_, (other, _))| below(other))
             .min_by_key(|(i, (_, classes))| (classes.len(), usize::MAX - i))
             .map(|(i, _)| i);
+        if let Some(i) = source.filter(|&i| self.cache[i].0 == levels) {
+            return Rc::clone(&self.cache[i].1);
+        }
+        if source.is_none() {
+            self.rebase(levels);
+        }
         let spare = self.spare.pop().unwrap_or_default();
-        let classes = Rc::new(match source {
-            Some(i) if self.cache[i].0 == levels => return Rc::clone(&self.cache[i].1),
-            Some(i) => {
+        let finer = match (source, &self.base) {
+            (Some(i), _) => Some(&self.cache[i]),
+            (None, Some(base)) if below(&base.0) => Some(base),
+            (None, _) => None,
+        };
+        let classes = Rc::new(match finer {
+            Some((below, classes)) => {
                 self.rolled_up += 1;
-                let (below, classes) = &self.cache[i];
                 search.roll_up_to(classes, below, levels, spare)
             }
             None => search.group(levels, spare),
@@ -1132,12 +1149,67 @@ impl<'s, 'a> State<'s, 'a> {
         classes
     }
 
+    /// When no cached node lies below `levels`: make sure there is a base (first the
+    /// histogram grouped at the lowest levels: packed keys, so a roll-up looks up only
+    /// the attributes that change), and move it up to the finest node below `levels`
+    /// and below every node phase 1 may still check (the levels' minimum over unknown
+    /// nodes whose bound does not exceed the incumbent, and `levels`) if that lies above
+    /// it. Later nodes then roll up from a base with fewer classes than the histogram
+    /// has tuples.
+    fn rebase(&mut self, levels: &[u32]) {
+        let search = self.search;
+        let mut candidates = std::mem::take(&mut self.candidates);
+        candidates.retain(|&v| self.status[v] == Status::Unknown && !self.beyond_incumbent(v));
+        self.candidates = candidates;
+        let mut floor = levels.to_vec();
+        for &v in &self.candidates {
+            let mut rest = v;
+            for j in (0..search.m).rev() {
+                let s = search.span[j] as usize;
+                let l = search.options.min_level[j] + (rest % s) as u32;
+                rest /= s;
+                floor[j] = floor[j].min(l);
+            }
+        }
+        let lowest = &search.options.min_level;
+        let (base, classes) = self
+            .base
+            .get_or_insert_with(|| (lowest.clone(), Rc::new(search.group(lowest, Vec::new()))));
+        if floor == levels || floor == *base {
+            return;
+        }
+        // The floor only rises (candidates only leave), so the base lies below it.
+        let above = if base.iter().zip(&floor).all(|(b, f)| b <= f) {
+            search.roll_up_to(classes, base, &floor, Vec::new())
+        } else {
+            search.group(&floor, Vec::new())
+        };
+        self.base = Some((floor, Rc::new(above)));
+    }
+
     /// Check one node's suppression and tag it and its coarser (within) or finer (over)
     /// nodes.
     fn check(&mut self, v: usize) -> Status {
-        let levels = self.search.levels_of(v);
+        let search = self.search;
+        let levels = search.levels_of(v);
         let classes = self.classes(&levels);
-        self.penalty[v] = self.search.penalty(&levels, &classes);
+        // The verdict is needed for tagging by failing rows under models, and for a node
+        // within the limit (its cost); it is computed once. Without models the failing
+        // rows are the rows below k.
+        let mut verdict = None;
+        let suppressed = if search.tag_full && search.check.is_some() {
+            verdict.insert(search.verdict(&levels, &classes)).suppressed
+        } else {
+            search.small_rows(&classes)
+        };
+        self.fewest_suppressed = self.fewest_suppressed.min(suppressed);
+        if suppressed > search.options.max_suppressed {
+            // Every finer node is over the limit too, so this node's penalty, a bound
+            // for finer nodes, would never be read.
+            self.tag(v, Status::Over);
+            return Status::Over;
+        }
+        self.penalty[v] = search.penalty(&levels, &classes);
         if self.penalty[v] > 0.0 {
             // Kept by decreasing penalty: the first one above a node bounds its penalty.
             let at = self
@@ -1145,33 +1217,29 @@ impl<'s, 'a> State<'s, 'a> {
                 .partition_point(|(p, _)| *p >= self.penalty[v]);
             self.penalized.insert(at, (self.penalty[v], levels.clone()));
         }
-        // The verdict is needed for tagging by failing rows, and for a node within the
-        // limit (its cost); it is computed once.
-        let mut verdict = None;
-        let suppressed = if self.search.tag_full {
-            verdict
-                .insert(self.search.verdict(&levels, &classes))
-                .suppressed
-        } else {
-            self.search.small_rows(&classes)
-        };
-        self.fewest_suppressed = self.fewest_suppressed.min(suppressed);
-        let status = if suppressed <= self.search.options.max_suppressed {
-            Status::Within
-        } else {
-            Status::Over
-        };
-        if status == Status::Within {
-            // A feasible node's cost bounds the optimum: nodes whose lower bound exceeds
-            // it need no classification.
-            let verdict = verdict.unwrap_or_else(|| self.search.verdict(&levels, &classes));
-            let eval = self.search.evaluate_verdict(&levels, &classes, &verdict);
-            if eval.feasible {
-                self.incumbent = self.incumbent.min(eval.cost);
+        // A feasible node's cost bounds the optimum: nodes whose lower bound exceeds it
+        // need no classification.
+        let eval = if search.check.is_none()
+            && matches!(search.options.metric, Metric::Loss | Metric::Height)
+        {
+            // What `evaluate_verdict` computes, from the penalty (the failing classes
+            // are those below k).
+            let options = search.options;
+            NodeEval {
+                feasible: suppressed == 0 || !options.keep_suppressed || suppressed >= options.k,
+                suppressed,
+                classes: classes.len(),
+                cost: search.additive_cost(&levels, self.penalty[v]),
             }
+        } else {
+            let verdict = verdict.unwrap_or_else(|| search.verdict(&levels, &classes));
+            search.evaluate_verdict(&levels, &classes, &verdict)
+        };
+        if eval.feasible {
+            self.incumbent = self.incumbent.min(eval.cost);
         }
-        self.tag(v, status);
-        status
+        self.tag(v, Status::Within);
+        Status::Within
     }
 
     /// Whether node `v` cannot beat the best feasible cost found so far.
@@ -1213,17 +1281,16 @@ impl<'s, 'a> State<'s, 'a> {
                 self.tagged += 1;
             }
             self.status[u] = status;
-            let levels = search.levels_of(u);
             for j in 0..search.m {
-                let mut next = levels.clone();
-                if status == Status::Within && levels[j] < search.options.max_level[j] {
-                    next[j] += 1;
-                } else if status == Status::Over && levels[j] > search.options.min_level[j] {
-                    next[j] -= 1;
+                let (stride, span) = (search.stride[j], search.span[j] as usize);
+                let digit = u / stride % span;
+                let w = if status == Status::Within && digit + 1 < span {
+                    u + stride
+                } else if status == Status::Over && digit > 0 {
+                    u - stride
                 } else {
                     continue;
-                }
-                let w = search.index_of(&next);
+                };
                 if self.status[w] != status {
                     stack.push(w);
                 }
@@ -1237,11 +1304,21 @@ impl<'s, 'a> State<'s, 'a> {
     /// limit; every check tags a whole cone of the lattice. Nodes whose lower bound
     /// exceeds the cost of a feasible node already checked are left unclassified (the
     /// bound only grows going up, so they cannot be the optimum).
+    ///
+    /// Paths start from nodes by increasing sum of levels without suppression, and by
+    /// increasing lower bound with it (a low incumbent early leaves more nodes
+    /// unclassified; measured on Adult and 1.2M generated rows at 5 %: 388 → 379 and
+    /// 273 → 123 nodes checked; at 0 % the order by levels checks fewer large nodes).
     fn classify(&mut self) {
         let search = self.search;
         let mut order: Vec<usize> = (0..search.nodes).collect();
-        // The key allocates a level vector: compute it once per node.
-        order.sort_by_cached_key(|&v| (search.levels_of(v).iter().sum::<u32>(), v));
+        if search.options.max_suppressed == 0 {
+            // The key allocates a level vector: compute it once per node.
+            order.sort_by_cached_key(|&v| (search.levels_of(v).iter().sum::<u32>(), v));
+        } else {
+            let bounds = &self.bounds;
+            order.sort_by(|&a, &b| bounds[a].total_cmp(&bounds[b]).then(a.cmp(&b)));
+        }
         for v in order {
             if self.status[v] != Status::Unknown || self.beyond_incumbent_penalized(v) {
                 continue;

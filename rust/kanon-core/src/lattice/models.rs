@@ -2,6 +2,7 @@
 //! its validation, and which classes of a node fail k or a model.
 
 use super::group::KeyMap;
+use super::group::PackedKey;
 use super::{Class, Search, KERNEL};
 use crate::error::{KernelError, Result};
 use crate::models::{merge_sorted, ModelCheck, PrivacyModels};
@@ -199,7 +200,7 @@ impl<'a> Search<'a> {
 
     /// Which classes fail k or a model, their rows and whether they satisfy k and the
     /// models together as the class of `*`.
-    pub(super) fn verdict(&self, levels: &[u32], classes: &[Class]) -> Verdict {
+    pub(super) fn verdict<K: PackedKey>(&self, levels: &[u32], classes: &[Class<K>]) -> Verdict {
         let k = self.options.k;
         let Some(check) = &self.check else {
             let fails: Vec<bool> = classes.iter().map(|&(_, size)| size < k).collect();
@@ -213,7 +214,7 @@ impl<'a> Search<'a> {
         let index: KeyMap<usize> = classes
             .iter()
             .enumerate()
-            .map(|(c, &(key, _))| (key, c))
+            .map(|(c, &(key, _))| (key.wide(), c))
             .collect();
         let class_of = |key: u128| index.get(&key).copied();
         let mut histograms: Vec<Vec<(u32, u64)>> = vec![Vec::new(); classes.len()];
