@@ -41,7 +41,7 @@ from kanon._anonymize import (
     hierarchy_lists,
     tuple_lists,
 )
-from kanon._optimal import HISTORIC_REPORT, transformation_release
+from kanon._optimal import HISTORIC_REPORT, transformation_release, tuple_marks
 from kanon._sql import literal
 
 if TYPE_CHECKING:
@@ -109,7 +109,7 @@ def historic_sql(
         qis,
         identifiers,
         ctes,
-        "cells",
+        tuple_marks(len(qis), "cells"),
         lambda j: f'(s."__kanon_x" >> {j}) & 1 = 1',
         f's."__kanon_x" = {full}::UBIGINT' if options.drop_suppressed else None,
     )

@@ -2,9 +2,11 @@
 
 The generated SQL (one statement) codes every quasi-identifier against its hierarchy
 (:func:`kanon._anonymize.coded_ctes`), sends the histogram of distinct code tuples with
-their counts to the kernel UDF ``kanon_optimal`` (the lattice search of
-``kanon-core::lattice``), and gets back one level per quasi-identifier and a flag per
-tuple saying whether its class is suppressed. Every row then takes its hierarchy label
+their counts, as one list in no particular order (no sort, no numbering; in tuple order
+when privacy models name tuples), to the kernel UDF ``kanon_optimal`` (the lattice
+search of ``kanon-core::lattice``), and gets back one level per quasi-identifier and
+the codes of the tuples whose class is suppressed (few), which the rows join by their
+codes. Every row then takes its hierarchy label
 at that level (``'*'`` at the top, and for suppressed rows); identifiers become ``'*'``;
 other columns are unchanged; suppressed rows are kept (their quasi-identifiers ``'*'``)
 or dropped.
@@ -28,7 +30,6 @@ from kanon._anonymize import (
     hierarchy_lists,
     label_at,
     release_columns,
-    tuple_lists,
 )
 from kanon._metrics import ncp_sql, value_points
 from kanon._models import model_args
@@ -50,6 +51,7 @@ __all__ = [
     "optimal_ctes",
     "optimal_sql",
     "search_sql",
+    "tuple_marks",
 ]
 
 #: The columns of ``kanon_search`` reporting a historic algorithm (NULL for the optimum).
@@ -206,10 +208,10 @@ def optimal_ctes(
 ) -> list[str]:
     """Return the coded CTEs plus ``__kanon_run``, one call of ``kanon_optimal``.
 
-    Its struct ``r`` holds ``levels`` (per QI), ``s`` (per tuple ``t``: suppressed) and
-    ``stats``. ``models`` adds the sensitive entries and population paths the privacy
-    models need (``ctes`` then holds the sensitive hierarchy as ``__kanon_h{m}`` when the
-    hierarchical distance is asked for).
+    Its struct ``r`` holds ``levels`` (per QI), ``s`` (the leaf codes of every tuple
+    whose class is suppressed) and ``stats``. ``models`` adds the sensitive entries and
+    population paths the privacy models need (``ctes`` then holds the sensitive
+    hierarchy as ``__kanon_h{m}`` when the hierarchical distance is asked for).
     """
     m = len(qis)
     lows, highs = level_bounds(qis, options)
@@ -226,12 +228,16 @@ def optimal_ctes(
         "max_level": highs,
         "models": extra.options,
     }
-    tuples, counts = tuple_lists(m)
+    code_list = ", ".join(f'"__kanon_c{j}"' for j in range(m))
+    # The models' sensitive entries name tuples by their number t: the histogram is
+    # then listed in that order; without models, in any order (no sort).
+    order = "" if models is None else " ORDER BY t"
+    histogram = f"(SELECT list({{'c': [{code_list}], 'n': n}}{order}) FROM \"__kanon_t\")"
     weights = ", ".join(repr(float(q.weight)) for q in qis)
     node_loss = _node_loss(table, qis) if metric == "loss" else "[]::DOUBLE[][][]"
     ctes.append(
         '"__kanon_run" AS (SELECT kanon_optimal('
-        f"{tuples}, {counts}, [{hierarchy_lists(qis)}], [{weights}]::DOUBLE[], {node_loss}, "
+        f"{histogram}, [{hierarchy_lists(qis)}], [{weights}]::DOUBLE[], {node_loss}, "
         f"{options.k}::UBIGINT, {literal(json.dumps(kernel_options))}, {extra.args}) AS r)"
     )
     return ctes
@@ -251,16 +257,41 @@ def optimal_sql(
     (The release has no group assignment to store, so its assignment query is itself.)
     """
     ctes = optimal_ctes(table, qis, options, rows, ctes, models)
+    m = len(qis)
+    fields = ", ".join(f'x[{j + 1}] AS "__kanon_c{j}"' for j in range(m))
+    # The suppressed tuples (few) joined to the rows by their codes.
+    marks = (
+        f'"__kanon_s" AS (SELECT {fields}, TRUE AS "__kanon_x" '
+        'FROM (SELECT unnest(r.s) AS x FROM "__kanon_run"))',
+        f'LEFT JOIN "__kanon_s" s USING ({_codes(m)})',
+    )
+    hidden = 's."__kanon_x" IS NOT NULL'
     sql = transformation_release(
         table,
         qis,
         identifiers,
         ctes,
-        "s",
-        lambda _: 's."__kanon_x"',
-        's."__kanon_x"' if options.drop_suppressed else None,
+        marks,
+        lambda _: hidden,
+        hidden if options.drop_suppressed else None,
     )
     return sql, sql
+
+
+def _codes(m: int) -> str:
+    return ", ".join(f'"__kanon_c{j}"' for j in range(m))
+
+
+def tuple_marks(m: int, field: str) -> tuple[str, str]:
+    """The CTE and join giving each row ``s."__kanon_x"``: its tuple's value in ``r.{field}``.
+
+    ``r.{field}`` (of ``__kanon_run``) holds a value per tuple ``t`` of ``__kanon_t``.
+    """
+    return (
+        f'"__kanon_s" AS (SELECT unnest(r.{field}) AS "__kanon_x", '
+        f'(generate_subscripts(r.{field}, 1) - 1)::UBIGINT AS t FROM "__kanon_run")',
+        f'JOIN "__kanon_t" t USING ({_codes(m)}) JOIN "__kanon_s" s USING (t)',
+    )
 
 
 def transformation_release(
@@ -268,26 +299,26 @@ def transformation_release(
     qis: list[QuasiIdentifier],
     identifiers: tuple[str, ...],
     ctes: list[str],
-    field: str,
+    marks: tuple[str, str],
     hidden: Callable[[int], str],
     dropped: str | None,
 ) -> str:
     """The release of a full-domain transformation computed by ``__kanon_run``.
 
-    ``r.levels`` holds a level per QI and ``r.{field}`` a value per tuple ``t``, read
-    as ``s."__kanon_x"``: QI ``j`` of a row is ``'*'`` where ``hidden(j)`` holds (or at
+    ``r.levels`` holds a level per QI; ``marks`` is the CTE ``__kanon_s`` and the join
+    that give each row its mark ``s."__kanon_x"`` (:func:`tuple_marks`, or the
+    suppressed tuples): QI ``j`` of a row is ``'*'`` where ``hidden(j)`` holds (or at
     the top level), else its label at the level; rows where ``dropped`` holds are left
     out.
     """
     m = len(qis)
+    marks_cte, marks_join = marks
     ctes = [
         *ctes,
-        f'"__kanon_s" AS (SELECT unnest(r.{field}) AS "__kanon_x", '
-        f'(generate_subscripts(r.{field}, 1) - 1)::UBIGINT AS t FROM "__kanon_run")',
-        # Only the levels travel with every row (the struct also holds a value per tuple).
+        marks_cte,
+        # Only the levels travel with every row (the struct also holds the marks).
         '"__kanon_levels" AS (SELECT r.levels AS levels FROM "__kanon_run")',
     ]
-    codes = [f'"__kanon_c{j}"' for j in range(m)]
 
     def generalized(j: int) -> str:
         lvl = f"run.levels[{j + 1}]"
@@ -297,10 +328,9 @@ def transformation_release(
         )
 
     out = release_columns(table, qis, identifiers, "r", generalized)
-    joins = " ".join(f'JOIN "__kanon_v{j}" v{j} ON v{j}.a0 = r.{codes[j]}' for j in range(m))
+    joins = " ".join(f'JOIN "__kanon_v{j}" v{j} ON v{j}.a0 = r."__kanon_c{j}"' for j in range(m))
     where = "" if dropped is None else f" WHERE NOT ({dropped})"
     return (
         "WITH " + ",\n".join(ctes) + f'\nSELECT {", ".join(out)} FROM "__kanon_r" r '
-        f'JOIN "__kanon_t" t USING ({", ".join(codes)}) JOIN "__kanon_s" s USING (t) '
-        f'CROSS JOIN "__kanon_levels" run {joins}{where}'
+        f'{marks_join} CROSS JOIN "__kanon_levels" run {joins}{where}'
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -244,8 +245,7 @@ def list_column(arrays: list[pa.Array | None], typ: pa.DataType) -> pa.ListArray
 
 
 OPTIMAL_SQL_PARAMS = [
-    "UINTEGER[]",
-    "UBIGINT[]",
+    "STRUCT(c UINTEGER[], n UBIGINT)[]",
     "UINTEGER[][][]",
     "DOUBLE[]",
     "DOUBLE[][][]",
@@ -259,9 +259,13 @@ OPTIMAL_SQL_PARAMS = [
     "UBIGINT[]",
 ]
 OPTIMAL_TYPE = pa.struct(
-    [("levels", pa.list_(pa.uint32())), ("s", pa.list_(pa.bool_())), ("stats", pa.string())]
+    [
+        ("levels", pa.list_(pa.uint32())),
+        ("s", pa.list_(pa.list_(pa.uint32()))),
+        ("stats", pa.string()),
+    ]
 )
-OPTIMAL_SQL_TYPE = "STRUCT(levels UINTEGER[], s BOOLEAN[], stats VARCHAR)"
+OPTIMAL_SQL_TYPE = "STRUCT(levels UINTEGER[], s UINTEGER[][], stats VARCHAR)"
 
 
 def _model_args(options: dict[str, Any], row: list[Any]) -> dict[str, Any]:
@@ -303,8 +307,13 @@ def _model_args(options: dict[str, Any], row: list[Any]) -> dict[str, Any]:
 
 
 def _optimal_one(row: list[Any]) -> dict[str, Any]:
-    tuples, counts, hierarchies, weights, node_loss, k, options_text = row[:7]
+    histogram, hierarchies, weights, node_loss, k, options_text = row[:6]
     options = json.loads(options_text.as_py())
+    m = int(options["m"])
+    # Tuple t is the histogram's entry t: its m codes and its count.
+    entries: pa.StructArray = histogram.values
+    tuples = pc.list_flatten(entries.field("c"))
+    counts = entries.field("n")
     levels: list[list[memoryview | bytes]] = [
         [buffer(level.values, pa.uint32(), "hierarchies") for level in attribute.values]
         for attribute in hierarchies.values
@@ -314,9 +323,9 @@ def _optimal_one(row: list[Any]) -> dict[str, Any]:
         for attribute in node_loss.values
     ]
     chosen, flags, stats = _core.lattice_optimal(
-        buffer(tuples.values, pa.uint32(), "tuples"),
-        int(options["m"]),
-        buffer(counts.values, pa.uint64(), "counts"),
+        buffer(tuples, pa.uint32(), "tuples"),
+        m,
+        buffer(counts, pa.uint64(), "counts"),
         levels,
         [float(w) for w in weights.values.to_pylist()],
         losses,
@@ -326,15 +335,18 @@ def _optimal_one(row: list[Any]) -> dict[str, Any]:
         bool(options["keep_suppressed"]),
         [int(x) for x in options["min_level"]],
         [int(x) for x in options["max_level"]],
-        **_model_args(options, row[7:]),
+        **_model_args(options, row[6:]),
     )
-    suppressed = from_bytes(flags, pa.uint8()).cast(pa.bool_())
+    # The codes of the suppressed tuples, one list each (few: at most the rows allowed).
+    hidden = np.frombuffer(flags, np.uint8).astype(bool)
+    codes = tuples.to_numpy(zero_copy_only=False).reshape(-1, m)[hidden].ravel()
+    offsets = pa.array(np.arange(0, len(codes) + 1, m, dtype=np.int32))
+    suppressed = pa.ListArray.from_arrays(offsets, pa.array(codes, pa.uint32()))
     return {"levels": chosen, "s": suppressed, "stats": json.dumps(stats)}
 
 
 def optimal(
-    tuples: pa.ChunkedArray,
-    counts: pa.ChunkedArray,
+    histogram: pa.ChunkedArray,
     hierarchies: pa.ChunkedArray,
     weights: pa.ChunkedArray,
     node_loss: pa.ChunkedArray,
@@ -349,15 +361,17 @@ def optimal(
 ) -> pa.Array:
     """SQL ``kanon_optimal(...)``: the optimal full-domain generalization of one histogram.
 
-    The last six arguments carry the data of the privacy models named in the options'
-    ``models`` (sensitive entries and hierarchy, population paths); empty lists without.
-    Returns per row a struct: ``levels`` the level of every quasi-identifier, ``s`` per
-    distinct tuple whether its class is suppressed, ``stats`` a JSON object (cost,
-    suppressed rows, classes, lattice nodes, nodes checked).
+    ``histogram`` lists the distinct tuples, each as its ``m`` leaf codes ``c`` and its
+    row count ``n``, in any order (tuple ``t`` is entry ``t``, as the sensitive entries
+    count them). The last six arguments carry the data of the privacy models named in
+    the options' ``models`` (sensitive entries and hierarchy, population paths); empty
+    lists without. Returns per row a struct: ``levels`` the level of every
+    quasi-identifier, ``s`` the codes of the tuples whose class is suppressed (one list
+    each), ``stats`` a JSON object (cost, suppressed rows, classes, lattice nodes, nodes
+    checked).
     """
     args = (
-        tuples,
-        counts,
+        histogram,
         hierarchies,
         weights,
         node_loss,
@@ -377,7 +391,7 @@ def optimal(
         results.append(_optimal_one(row) if all(v.is_valid for v in row) else None)
     mask = pa.array([r is None for r in results])
     levels = pa.array([None if r is None else r["levels"] for r in results], pa.list_(pa.uint32()))
-    s = list_column([None if r is None else r["s"] for r in results], pa.bool_())
+    s = list_column([None if r is None else r["s"] for r in results], pa.list_(pa.uint32()))
     stats = pa.array([None if r is None else r["stats"] for r in results], pa.string())
     return pa.StructArray.from_arrays([levels, s, stats], fields=list(OPTIMAL_TYPE), mask=mask)
 
