@@ -313,24 +313,24 @@ def transformation_release(
     """
     m = len(qis)
     marks_cte, marks_join = marks
-    ctes = [
-        *ctes,
-        marks_cte,
-        # Only the levels travel with every row (the struct also holds the marks).
-        '"__kanon_levels" AS (SELECT r.levels AS levels FROM "__kanon_run")',
-    ]
-
-    def generalized(j: int) -> str:
-        lvl = f"run.levels[{j + 1}]"
-        return (
-            f"CASE WHEN {hidden(j)} OR {lvl} = {qis[j].height} THEN {literal(ROOT)} "
-            f"ELSE {label_at(j, qis[j], lvl)} END"
+    ctes = [*ctes, marks_cte]
+    # Per QI, every leaf's label at the chosen level ('*' at the top): a lookup the
+    # rows join by their leaf code.
+    for j, q in enumerate(qis):
+        lvl = f"r.levels[{j + 1}]"
+        label = f"CASE WHEN {lvl} = {q.height} THEN {literal(ROOT)} ELSE {label_at(j, q, lvl)} END"
+        ctes.append(
+            f'"__kanon_g{j}" AS (SELECT v{j}.a0, {label} AS label '
+            f'FROM "__kanon_v{j}" v{j} CROSS JOIN "__kanon_run")'
         )
 
+    def generalized(j: int) -> str:
+        return f"CASE WHEN {hidden(j)} THEN {literal(ROOT)} ELSE g{j}.label END"
+
     out = release_columns(table, qis, identifiers, "r", generalized)
-    joins = " ".join(f'JOIN "__kanon_v{j}" v{j} ON v{j}.a0 = r."__kanon_c{j}"' for j in range(m))
+    joins = " ".join(f'JOIN "__kanon_g{j}" g{j} ON g{j}.a0 = r."__kanon_c{j}"' for j in range(m))
     where = "" if dropped is None else f" WHERE NOT ({dropped})"
     return (
         "WITH " + ",\n".join(ctes) + f'\nSELECT {", ".join(out)} FROM "__kanon_r" r '
-        f'{marks_join} CROSS JOIN "__kanon_levels" run {joins}{where}'
+        f"{marks_join} {joins}{where}"
     )

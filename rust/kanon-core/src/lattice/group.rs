@@ -11,7 +11,7 @@ use std::ops::{BitAnd, BitOr};
 use rayon::prelude::*;
 
 /// Inputs of at least this many tuples or classes compute their keys in parallel.
-const PARALLEL_ITEMS: usize = 1 << 16;
+pub(super) const PARALLEL_ITEMS: usize = 1 << 16;
 
 /// [`sum_by_key`] over `item(0..n)`; for large inputs the items are computed in
 /// parallel (in order) and then summed. (Summing parts in parallel and merging the sums
@@ -26,8 +26,13 @@ pub(super) fn sum_items<K: PackedKey>(
     if n < PARALLEL_ITEMS {
         return sum_by_key((0..n).map(item), expected, out);
     }
-    let items: Vec<(K, u64)> = (0..n).into_par_iter().map(item).collect();
-    sum_by_key(items.into_iter(), expected, out)
+    // The buffer of items is kept between calls (fresh memory costs a page fault per
+    // page, and a large search computes millions of items per node).
+    K::with_items(|items| {
+        items.clear();
+        items.par_extend((0..n).into_par_iter().map(item));
+        sum_by_key(items.iter().copied(), expected, out)
+    })
 }
 
 /// Sum the counts of equal keys into `out` (cleared first; passed in so that its memory
@@ -83,6 +88,9 @@ thread_local! {
     /// the key is set), side by side so that a probe touches one cache line.
     static TABLE_64: RefCell<Vec<(u64, u64)>> = const { RefCell::new(Vec::new()) };
     static TABLE_128: RefCell<Vec<(u128, u64)>> = const { RefCell::new(Vec::new()) };
+    /// [`sum_items`]'s buffer of items computed in parallel.
+    static ITEMS_64: RefCell<Vec<(u64, u64)>> = const { RefCell::new(Vec::new()) };
+    static ITEMS_128: RefCell<Vec<(u128, u64)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// A packed class key: `u64` when the codes fit in 63 bits (classes of 16 bytes instead
@@ -103,6 +111,8 @@ pub(super) trait PackedKey:
     /// Run `f` on this thread's table of slots with keys of this type (all empty at
     /// rest).
     fn with_table<R>(f: impl FnOnce(&mut Vec<(Self, u64)>) -> R) -> R;
+    /// Run `f` on this thread's buffer of items with keys of this type.
+    fn with_items<R>(f: impl FnOnce(&mut Vec<(Self, u64)>) -> R) -> R;
 }
 
 impl PackedKey for u64 {
@@ -112,6 +122,9 @@ impl PackedKey for u64 {
     }
     fn with_table<R>(f: impl FnOnce(&mut Vec<(Self, u64)>) -> R) -> R {
         TABLE_64.with(|table| f(&mut table.borrow_mut()))
+    }
+    fn with_items<R>(f: impl FnOnce(&mut Vec<(Self, u64)>) -> R) -> R {
+        ITEMS_64.with(|items| f(&mut items.borrow_mut()))
     }
     fn fold(self) -> u64 {
         self
@@ -131,6 +144,9 @@ impl PackedKey for u128 {
     }
     fn with_table<R>(f: impl FnOnce(&mut Vec<(Self, u64)>) -> R) -> R {
         TABLE_128.with(|table| f(&mut table.borrow_mut()))
+    }
+    fn with_items<R>(f: impl FnOnce(&mut Vec<(Self, u64)>) -> R) -> R {
+        ITEMS_128.with(|items| f(&mut items.borrow_mut()))
     }
     fn fold(self) -> u64 {
         (self as u64) ^ ((self >> 64) as u64).rotate_left(29)

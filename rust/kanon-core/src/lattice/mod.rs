@@ -45,9 +45,10 @@ use crate::models::{ModelCheck, PrivacyModels};
 mod group;
 mod models;
 
-use group::{sum_items, KeyMap, PackedKey};
+use group::{sum_items, KeyMap, PackedKey, PARALLEL_ITEMS};
 use models::Verdict;
 pub use models::{ModelInput, NO_LABEL};
+use rayon::prelude::*;
 
 const KERNEL: &str = "optimal";
 
@@ -528,6 +529,22 @@ impl<'a> Search<'a> {
     /// The classes of a node, grouped from the histogram.
     fn group<K: PackedKey>(&self, levels: &[u32], out: Vec<Class<K>>) -> Vec<Class<K>> {
         let expected = self.expected_classes(levels, self.counts.len());
+        sum_items(self.counts.len(), self.keyed(levels), expected, out)
+    }
+
+    /// The histogram's tuples packed at `levels`, one class each (equal keys are not
+    /// merged: only a source to roll up from, which merges them).
+    fn packed<K: PackedKey>(&self, levels: &[u32]) -> Vec<Class<K>> {
+        let keyed = self.keyed(levels);
+        if self.counts.len() < PARALLEL_ITEMS {
+            (0..self.counts.len()).map(keyed).collect()
+        } else {
+            (0..self.counts.len()).into_par_iter().map(keyed).collect()
+        }
+    }
+
+    /// Tuple `t` of the histogram as a class at `levels`: its packed key and count.
+    fn keyed<K: PackedKey>(&self, levels: &[u32]) -> impl Fn(usize) -> Class<K> + Sync + '_ {
         // Per attribute, the packed contribution of every leaf: a key is the OR of one
         // lookup per attribute.
         let tables: Vec<Vec<K>> = self
@@ -535,20 +552,17 @@ impl<'a> Search<'a> {
             .iter()
             .map(|t| t.iter().map(|&x| K::narrow(x)).collect())
             .collect();
-        let key = |row: &[u32]| -> K {
-            row.iter()
+        let m = self.m;
+        move |t| {
+            let row = &self.tuples[t * m..(t + 1) * m];
+            let key = row
+                .iter()
                 .zip(&tables)
                 .fold(K::default(), |key, (&code, table)| {
                     key | table[code as usize]
-                })
-        };
-        let m = self.m;
-        sum_items(
-            self.counts.len(),
-            |t| (key(&self.tuples[t * m..(t + 1) * m]), self.counts[t]),
-            expected,
-            out,
-        )
+                });
+            (key, self.counts[t])
+        }
     }
 
     /// How many classes a node may have at most, given `source` classes below it.
@@ -1174,7 +1188,7 @@ impl<'s, 'a, K: PackedKey> State<'s, 'a, K> {
         let lowest = &search.options.min_level;
         let (base, classes) = self
             .base
-            .get_or_insert_with(|| (lowest.clone(), Rc::new(search.group(lowest, Vec::new()))));
+            .get_or_insert_with(|| (lowest.clone(), Rc::new(search.packed(lowest))));
         if floor == levels || floor == *base {
             return;
         }
