@@ -178,14 +178,19 @@ class Metrics:
         )
 
 
+def has_position(typ: str) -> bool:
+    """Whether values of type ``typ`` lie on an axis (numbers and dates)."""
+    base = typ.split("(")[0]
+    return base in INT_TYPES or base in FLOAT_TYPES or base == "DECIMAL" or base in DATE_TYPES
+
+
 def position(expr: str, typ: str) -> str:
     """A number placing a value on its column's axis, NULL for unordered types."""
-    base = typ.split("(")[0]
-    if base in INT_TYPES or base in FLOAT_TYPES or base == "DECIMAL":
-        return f"CAST({expr} AS DOUBLE)"
-    if base in DATE_TYPES:
+    if not has_position(typ):
+        return "CAST(NULL AS DOUBLE)"
+    if typ.split("(")[0] in DATE_TYPES:
         return f"CAST(epoch({expr}) AS DOUBLE)"
-    return "CAST(NULL AS DOUBLE)"
+    return f"CAST({expr} AS DOUBLE)"
 
 
 def value_points(q: QuasiIdentifier, source: str) -> str:

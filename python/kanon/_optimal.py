@@ -31,7 +31,7 @@ from kanon._anonymize import (
     label_at,
     release_columns,
 )
-from kanon._metrics import ncp_sql, value_points
+from kanon._metrics import has_position, ncp_sql, value_points
 from kanon._models import model_args
 from kanon._sql import literal
 from kanon.exceptions import InvalidInputError
@@ -166,16 +166,25 @@ def level_bounds(
     return lows, highs
 
 
-def _node_loss(table: Table, qis: list[QuasiIdentifier]) -> str:
-    """SQL of a ``DOUBLE[][][]``: per QI, per level, the loss of every label by code."""
+def _node_loss(table: Table, qis: list[QuasiIdentifier]) -> tuple[list[str], str]:
+    """CTEs and SQL of a ``DOUBLE[][][]``: per QI, per level, the loss of every label by code.
+
+    ``__kanon_p{j}``: QI ``j``'s coded leaves with their positions ``x`` (NULL for
+    unordered types, whose values need not be read again).
+    """
+    ctes = []
     per_qi = []
     for j, q in enumerate(qis):
         top = q.height
-        points = (
-            f'(SELECT v.*, d.x FROM "__kanon_v{j}" v LEFT JOIN '
-            f"{value_points(q, table.sql)} d ON v.k = d.key)"
-        )
-        domain = f"(SELECT count(k) AS card, min(x) AS lo, max(x) AS hi FROM {points})"
+        if has_position(q.column.type):
+            points = (
+                f'SELECT v.*, d.x FROM "__kanon_v{j}" v LEFT JOIN '
+                f"{value_points(q, table.sql)} d ON v.k = d.key"
+            )
+        else:
+            points = f'SELECT v.*, CAST(NULL AS DOUBLE) AS x FROM "__kanon_v{j}" v'
+        ctes.append(f'"__kanon_p{j}" AS ({points})')
+        domain = f'(SELECT count(k) AS card, min(x) AS lo, max(x) AS hi FROM "__kanon_p{j}")'
         levels = [f'SELECT 0 AS lvl, a0 AS code, 0.0 AS loss FROM "__kanon_v{j}"']
         # The NULL leaf's label below the root has no leaves and no positions: loss 0.
         range_loss = ncp_sql(
@@ -189,13 +198,14 @@ def _node_loss(table: Table, qis: list[QuasiIdentifier]) -> str:
         for i in range(1, top + 1):
             loss = "1.0" if i == top else range_loss
             levels.append(
-                f"SELECT {i}, p.a{i}, {loss} FROM {points} p CROSS JOIN {domain} d GROUP BY p.a{i}"
+                f'SELECT {i}, p.a{i}, {loss} FROM "__kanon_p{j}" p CROSS JOIN {domain} d '
+                f"GROUP BY p.a{i}"
             )
         per_qi.append(
             "(SELECT list(x ORDER BY lvl) FROM (SELECT lvl, list(CAST(loss AS DOUBLE) "
             f"ORDER BY code) AS x FROM ({' UNION ALL '.join(levels)}) GROUP BY lvl))"
         )
-    return f"[{', '.join(per_qi)}]::DOUBLE[][][]"
+    return ctes, f"[{', '.join(per_qi)}]::DOUBLE[][][]"
 
 
 def optimal_ctes(
@@ -234,7 +244,10 @@ def optimal_ctes(
     order = "" if models is None else " ORDER BY t"
     histogram = f"(SELECT list({{'c': [{code_list}], 'n': n}}{order}) FROM \"__kanon_t\")"
     weights = ", ".join(repr(float(q.weight)) for q in qis)
-    node_loss = _node_loss(table, qis) if metric == "loss" else "[]::DOUBLE[][][]"
+    node_loss = "[]::DOUBLE[][][]"
+    if metric == "loss":
+        loss_ctes, node_loss = _node_loss(table, qis)
+        ctes += loss_ctes
     ctes.append(
         '"__kanon_run" AS (SELECT kanon_optimal('
         f"{histogram}, [{hierarchy_lists(qis)}], [{weights}]::DOUBLE[], {node_loss}, "
