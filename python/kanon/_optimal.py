@@ -238,11 +238,10 @@ def optimal_ctes(
         "max_level": highs,
         "models": extra.options,
     }
-    code_list = ", ".join(f'"__kanon_c{j}"' for j in range(m))
     # The models' sensitive entries name tuples by their number t: the histogram is
     # then listed in that order; without models, in any order (no sort).
     order = "" if models is None else " ORDER BY t"
-    histogram = f"(SELECT list({{'c': [{code_list}], 'n': n}}{order}) FROM \"__kanon_t\")"
+    histogram = f"(SELECT list({{'c': [{_codes(m)}], 'n': n}}{order}) FROM \"__kanon_t\")"
     weights = ", ".join(repr(float(q.weight)) for q in qis)
     node_loss = "[]::DOUBLE[][][]"
     if metric == "loss":

@@ -26,9 +26,9 @@
 //!   coarsest node checked above it (for the loss and height metrics: the rows below k
 //!   at a coarser node are below k at every finer one and cost at least as much there).
 //!
-//! Grouping uses an open-addressing table sized by the number of possible labels, and
-//! computes keys in parallel for large histograms; results do not depend on the number
-//! of threads.
+//! Grouping uses an open-addressing table sized by the number of possible labels; for
+//! large inputs another thread computes the next chunk of keys while one sums the
+//! current chunk. Results do not depend on the number of threads.
 //!
 //! Suppression: the rows of classes with fewer than `k` rows are suppressed (all their
 //! quasi-identifiers become `*`) if they are at most `max_suppressed`. When suppressed
@@ -1050,9 +1050,9 @@ struct State<'s, 'a, K: PackedKey> {
     cached: usize,
     /// Class lists evicted from the cache, reused.
     spare: Vec<Vec<Class<K>>>,
-    /// The classes of the finest node every node still to be checked lies above (the
-    /// histogram rolled up once), grouped instead of the histogram when no cached node
-    /// lies below.
+    /// The source of a node with no cached finer node: the histogram packed at the
+    /// lowest levels, rolled up as the finest node every node still to be checked lies
+    /// above rises (see [`State::rebase`]).
     base: Option<Grouped<K>>,
     /// Nodes phase 1 may still check or start a path from (a superset: pruned lazily);
     /// empty once phase 1 is over.
