@@ -503,7 +503,7 @@ def coded_ctes(
     for j, q in enumerate(qis if extra is None else [*qis, extra]):
         ctes.append(f'"__kanon_v{j}" AS ({coded_hierarchy(f"__kanon_h{j}", q, src)})')
     codes = [f'"__kanon_c{j}"' for j in range(m)]
-    code_list = ", ".join(codes)
+    code_list = code_columns(m)
     selects = ["s.*"]
     joins = []
     for j, q in enumerate(qis):
@@ -542,15 +542,19 @@ def hierarchy_lists(qis: list[QuasiIdentifier]) -> str:
     )
 
 
+def code_columns(m: int) -> str:
+    """The leaf-code columns ``__kanon_c{j}`` of ``m`` QIs, as an SQL list."""
+    return ", ".join(f'"__kanon_c{j}"' for j in range(m))
+
+
 def tuple_lists(m: int) -> tuple[str, str]:
     """SQL of the packed tuples and of their counts.
 
     The tuples are one ``UINTEGER[]`` (``m`` codes each, in order ``t``), the counts a
     ``UBIGINT[]``.
     """
-    code_list = ", ".join(f'"__kanon_c{j}"' for j in range(m))
     return (
-        f'(SELECT flatten(list([{code_list}] ORDER BY t)) FROM "__kanon_t")',
+        f'(SELECT flatten(list([{code_columns(m)}] ORDER BY t)) FROM "__kanon_t")',
         '(SELECT list(n ORDER BY t) FROM "__kanon_t")',
     )
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from kanon._anonymize import (
     HISTORIC_METHODS,
+    code_columns,
     coded_ctes,
     hierarchy_cte,
     hierarchy_lists,
@@ -241,7 +242,7 @@ def optimal_ctes(
     # The models' sensitive entries name tuples by their number t: the histogram is
     # then listed in that order; without models, in any order (no sort).
     order = "" if models is None else " ORDER BY t"
-    histogram = f"(SELECT list({{'c': [{_codes(m)}], 'n': n}}{order}) FROM \"__kanon_t\")"
+    histogram = f"(SELECT list({{'c': [{code_columns(m)}], 'n': n}}{order}) FROM \"__kanon_t\")"
     weights = ", ".join(repr(float(q.weight)) for q in qis)
     node_loss = "[]::DOUBLE[][][]"
     if metric == "loss":
@@ -275,7 +276,7 @@ def optimal_sql(
     marks = (
         f'"__kanon_s" AS (SELECT {fields}, TRUE AS "__kanon_x" '
         'FROM (SELECT unnest(r.s) AS x FROM "__kanon_run"))',
-        f'LEFT JOIN "__kanon_s" s USING ({_codes(m)})',
+        f'LEFT JOIN "__kanon_s" s USING ({code_columns(m)})',
     )
     hidden = 's."__kanon_x" IS NOT NULL'
     sql = transformation_release(
@@ -290,10 +291,6 @@ def optimal_sql(
     return sql, sql
 
 
-def _codes(m: int) -> str:
-    return ", ".join(f'"__kanon_c{j}"' for j in range(m))
-
-
 def tuple_marks(m: int, field: str) -> tuple[str, str]:
     """The CTE and join giving each row ``s."__kanon_x"``: its tuple's value in ``r.{field}``.
 
@@ -302,7 +299,7 @@ def tuple_marks(m: int, field: str) -> tuple[str, str]:
     return (
         f'"__kanon_s" AS (SELECT unnest(r.{field}) AS "__kanon_x", '
         f'(generate_subscripts(r.{field}, 1) - 1)::UBIGINT AS t FROM "__kanon_run")',
-        f'JOIN "__kanon_t" t USING ({_codes(m)}) JOIN "__kanon_s" s USING (t)',
+        f'JOIN "__kanon_t" t USING ({code_columns(m)}) JOIN "__kanon_s" s USING (t)',
     )
 
 

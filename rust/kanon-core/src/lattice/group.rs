@@ -66,7 +66,7 @@ pub(super) fn sum_items<K: PackedKey>(
 const CHUNK: usize = 1 << 16;
 
 /// An open-addressing table summing counts by key (see [`sum_by_key`]).
-pub(super) struct Table<'t, K> {
+struct Table<'t, K> {
     slots: &'t mut [(K, u64)],
     /// Slots in the order their keys first came.
     order: Vec<u32>,

@@ -435,14 +435,14 @@ impl<'a> Search<'a> {
     }
 
     fn levels_of(&self, node: usize) -> Vec<u32> {
-        let mut rest = node;
-        let mut levels = vec![0u32; self.m];
-        for j in (0..self.m).rev() {
-            let s = self.span[j] as usize;
-            levels[j] = self.options.min_level[j] + (rest % s) as u32;
-            rest /= s;
-        }
-        levels
+        (0..self.m)
+            .map(|j| self.options.min_level[j] + self.digit(node, j) as u32)
+            .collect()
+    }
+
+    /// Attribute `j`'s level in `node` above its lowest level.
+    fn digit(&self, node: usize, j: usize) -> usize {
+        node / self.stride[j] % self.span[j] as usize
     }
 
     fn index_of(&self, levels: &[u32]) -> usize {
@@ -690,6 +690,14 @@ impl<'a> Search<'a> {
         self.evaluate_verdict(levels, classes, &self.verdict(levels, classes))
     }
 
+    /// Whether a node that suppresses `suppressed` rows is feasible: within the limit,
+    /// and the suppressed rows, when kept, form a class that satisfies k and the models
+    /// (`star_ok`).
+    fn feasible(&self, suppressed: u64, star_ok: bool) -> bool {
+        suppressed <= self.options.max_suppressed
+            && (suppressed == 0 || !self.options.keep_suppressed || star_ok)
+    }
+
     /// Evaluate a node from its classes and their verdict.
     fn evaluate_verdict<K: PackedKey>(
         &self,
@@ -698,8 +706,7 @@ impl<'a> Search<'a> {
         verdict: &Verdict,
     ) -> NodeEval {
         let suppressed = verdict.suppressed;
-        let feasible = suppressed <= self.options.max_suppressed
-            && (suppressed == 0 || !self.options.keep_suppressed || verdict.star_ok);
+        let feasible = self.feasible(suppressed, verdict.star_ok);
         let n = self.rows as f64;
         let s = suppressed as f64;
         let small = || {
@@ -1101,16 +1108,12 @@ impl<'s, 'a, K: PackedKey> State<'s, 'a, K> {
     /// bound of its own penalty.
     fn penalties_above(&self) -> Vec<f64> {
         let search = self.search;
-        let stride = &search.stride;
         let mut out = self.penalty.clone();
         // A coarser neighbour has a larger index: sweep downwards.
         for v in (0..search.nodes).rev() {
-            let mut rest = v;
-            for j in (0..search.m).rev() {
-                let digit = rest % search.span[j] as usize;
-                rest /= search.span[j] as usize;
-                if digit + 1 < search.span[j] as usize {
-                    out[v] = out[v].max(out[v + stride[j]]);
+            for j in 0..search.m {
+                if search.digit(v, j) + 1 < search.span[j] as usize {
+                    out[v] = out[v].max(out[v + search.stride[j]]);
                 }
             }
         }
@@ -1177,12 +1180,8 @@ impl<'s, 'a, K: PackedKey> State<'s, 'a, K> {
         self.candidates = candidates;
         let mut floor = levels.to_vec();
         for &v in &self.candidates {
-            let mut rest = v;
-            for j in (0..search.m).rev() {
-                let s = search.span[j] as usize;
-                let l = search.options.min_level[j] + (rest % s) as u32;
-                rest /= s;
-                floor[j] = floor[j].min(l);
+            for (j, f) in floor.iter_mut().enumerate() {
+                *f = (*f).min(search.options.min_level[j] + search.digit(v, j) as u32);
             }
         }
         let lowest = &search.options.min_level;
@@ -1237,10 +1236,9 @@ impl<'s, 'a, K: PackedKey> State<'s, 'a, K> {
             && matches!(search.options.metric, Metric::Loss | Metric::Height)
         {
             // What `evaluate_verdict` computes, from the penalty (the failing classes
-            // are those below k).
-            let options = search.options;
+            // are those below k, and their class of '*' needs k rows).
             NodeEval {
-                feasible: suppressed == 0 || !options.keep_suppressed || suppressed >= options.k,
+                feasible: search.feasible(suppressed, suppressed >= search.options.k),
                 suppressed,
                 classes: classes.len(),
                 cost: search.additive_cost(&levels, self.penalty[v]),
@@ -1296,9 +1294,8 @@ impl<'s, 'a, K: PackedKey> State<'s, 'a, K> {
             }
             self.status[u] = status;
             for j in 0..search.m {
-                let (stride, span) = (search.stride[j], search.span[j] as usize);
-                let digit = u / stride % span;
-                let w = if status == Status::Within && digit + 1 < span {
+                let (stride, digit) = (search.stride[j], search.digit(u, j));
+                let w = if status == Status::Within && digit + 1 < search.span[j] as usize {
                     u + stride
                 } else if status == Status::Over && digit > 0 {
                     u - stride
