@@ -310,9 +310,19 @@ def hierarchy_cte(j: int, q: QuasiIdentifier) -> str:
 
 
 def _check_hierarchies(
-    con: duckdb.DuckDBPyConnection, table: Table, qis: list[QuasiIdentifier], ctes: list[str]
+    con: duckdb.DuckDBPyConnection,
+    table: Table,
+    qis: list[QuasiIdentifier],
+    ctes: list[str],
+    *,
+    values: bool = True,
 ) -> None:
-    """One query finding the first problem of any configured hierarchy, named in full."""
+    """One query finding the first problem of any configured hierarchy, named in full.
+
+    With ``values`` the table's values are checked against their hierarchies too (a pass
+    over the table); without, only the hierarchy tables, for SQL whose coded rows stop
+    at run time on a value without a leaf (:func:`coded_ctes`).
+    """
     probes: list[str] = []
     for j, q in enumerate(qis):
         if q.hierarchy is None:
@@ -320,15 +330,17 @@ def _check_hierarchies(
         h = f'"__kanon_h{j}"'
         c = ident(q.column.name)
         top = q.height
+        if values:
+            probes.append(
+                # Distinct values first: only they are cast to text.
+                f"(SELECT 1 AS kind, {j} AS j, v, NULL AS w FROM "
+                f"(SELECT {value_text('x', q.column.type)} AS v FROM "
+                f"(SELECT DISTINCT {c} AS x FROM {table.sql} WHERE {c} IS NOT NULL) "
+                f"EXCEPT SELECT k FROM {h}) ORDER BY v LIMIT {_SHOWN})"
+            )
         probes.append(
-            # Distinct values first: only they are cast to text.
-            f"(SELECT 1 AS kind, {j} AS j, v, NULL AS w FROM "
-            f"(SELECT {value_text('x', q.column.type)} AS v FROM "
-            f"(SELECT DISTINCT {c} AS x FROM {table.sql} WHERE {c} IS NOT NULL) "
-            f"EXCEPT SELECT k FROM {h}) ORDER BY v LIMIT {_SHOWN})"
-        )
-        probes.append(
-            f"(SELECT 2, {j}, k, NULL FROM {h} GROUP BY k HAVING count(*) > 1 "
+            f"(SELECT 2 AS kind, {j} AS j, k AS v, NULL AS w FROM {h} GROUP BY k "
+            "HAVING count(*) > 1 "
             f"ORDER BY k LIMIT {_SHOWN})"
         )
         nulls = " OR ".join(["k IS NULL"] + [f"l{i} IS NULL" for i in range(1, top + 1)])
@@ -354,8 +366,8 @@ def _check_hierarchies(
     kind, j, _, extra = rows[0]
     q = qis[j]
     where = f"hierarchy {q.hierarchy!r} of column {q.column.name!r}"
-    values = [v for kd, jj, v, _ in rows if kd == kind and jj == j]
-    shown = ", ".join(repr(v) for v in values)
+    named = [v for kd, jj, v, _ in rows if kd == kind and jj == j]
+    shown = ", ".join(repr(v) for v in named)
     if kind == 1:
         msg = (
             f"{where} does not cover value(s) {shown} of table {table.name!r}; add them to "
@@ -364,10 +376,10 @@ def _check_hierarchies(
     elif kind == 2:
         msg = f"{where} lists level-0 value(s) more than once: {shown}"
     elif kind == 3:
-        msg = f"{where} has a NULL label (row of value {values[0]!r})"
+        msg = f"{where} has a NULL label (row of value {named[0]!r})"
     elif kind == 4:
         msg = (
-            f"{where} is not nested: label {values[0]!r} at level {extra} has more than one "
+            f"{where} is not nested: label {named[0]!r} at level {extra} has more than one "
             f"parent at level {int(extra) + 1}"
         )
     else:
@@ -409,12 +421,19 @@ def resolve_qis(
 
 
 def plan_anonymize(
-    con: duckdb.DuckDBPyConnection, tbl: str, options: AnonymizeOptions
+    con: duckdb.DuckDBPyConnection,
+    tbl: str,
+    options: AnonymizeOptions,
+    *,
+    check_values: bool = True,
 ) -> AnonymizePlan:
     """Return the SQL of ``kanon(tbl, k, ...)``: the anonymized rows of ``tbl``.
 
     Reads the catalog (table, configuration, hierarchy tables), checks the configured
-    hierarchies against the data, and counts the rows (``k`` above it is an error).
+    hierarchies, and counts the rows (``k`` above it is an error). With
+    ``check_values`` the table's values are checked against their hierarchies now, and
+    all missing ones named; without (the SQL macros, which DuckDB binds twice), the
+    returned SQL names the first it meets when it runs, and stops.
     """
     options.validate()
     table = resolve_table(con, tbl)
@@ -435,7 +454,7 @@ def plan_anonymize(
         raise InvalidInputError(msg)
     coded = qis if models is None or models.hierarchy is None else [*qis, models.hierarchy]
     ctes = [hierarchy_cte(j, q) for j, q in enumerate(coded)]
-    _check_hierarchies(con, table, coded, ctes)
+    _check_hierarchies(con, table, coded, ctes, values=check_values)
     if options.method == "optimal":
         # Imported here: the optimal planner builds on this module's CTEs.
         from kanon._optimal import optimal_sql
@@ -511,8 +530,7 @@ def coded_ctes(
         # The table changed since planning (or the SQL is rerun later): a value without
         # a leaf, or outside the range a default interval hierarchy was planned for,
         # stops the query rather than losing its row or getting a wrong label.
-        lost = literal(f"a value of column {q.column.name!r} is missing from its hierarchy: ")
-        guard = f"WHEN v{j}.a0 IS NULL THEN error({lost} || {key}) "
+        guard = f"WHEN v{j}.a0 IS NULL THEN error({_missing(table, q, key)}) "
         if q.default is not None and q.default["kind"] in ("int", "float"):
             x = f"CAST(s.{ident(q.column.name)} AS DOUBLE)"
             lo, hi = float(q.default["lo"]), float(q.default["hi"])
@@ -530,6 +548,20 @@ def coded_ctes(
         f'FROM "__kanon_r" GROUP BY {code_list})'
     )
     return ctes
+
+
+def _missing(table: Table, q: QuasiIdentifier, key: str) -> str:
+    """SQL of the message naming value ``key`` of ``q`` that has no leaf."""
+    if q.hierarchy is None:
+        head = (
+            f"column {q.column.name!r} of table {table.name!r} has a value its default "
+            "hierarchy was not planned for (the table changed since planning; plan the "
+            "query again): "
+        )
+        return f"{literal(head)} || {key}"
+    head = f"hierarchy {q.hierarchy!r} of column {q.column.name!r} does not cover value '"
+    tail = f"' of table {table.name!r}; add it to the hierarchy"
+    return f"{literal(head)} || {key} || {literal(tail)}"
 
 
 def hierarchy_lists(qis: list[QuasiIdentifier]) -> str:
