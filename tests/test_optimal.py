@@ -309,6 +309,43 @@ def test_errors_name_the_problem(con: duckdb.DuckDBPyConnection) -> None:
     assert out == [(1,)]
 
 
+def test_tuples_packed_beyond_64_bits(con: duckdb.DuckDBPyConnection) -> None:
+    # Six columns of 8191 values take 13 bits each: the codes of the last ones lie in
+    # the high word of the packed tuples the histogram sends. Each column identifies
+    # the value v (8191 is prime); every v occurs 3 times but three, once each, which
+    # the optimum (nothing generalized) suppresses (their '*' class holds 3 rows). A
+    # wrongly packed or unpacked tuple would suppress other rows, or leave one alone.
+    qi = [f"q{j}" for j in range(6)]
+    cols = ", ".join(f"'v' || ((v * {j + 1}) % 8191) AS q{j}" for j in range(6))
+    con.execute(
+        f"CREATE TABLE w AS SELECT i AS rid, {cols} "
+        "FROM (SELECT i, CASE WHEN i < 24564 THEN i % 8188 ELSE i - 16376 END AS v "
+        "FROM range(24567) r(i))"
+    )
+    con.execute(
+        "CREATE TABLE w_out AS SELECT * FROM kanon('w', k := 3, "
+        "qi := ['q0', 'q1', 'q2', 'q3', 'q4', 'q5'], method := 'optimal', "
+        "max_suppression := 0.0002)"
+    )
+    assert _min_class(con, "w_out", qi) >= 3
+    starred = con.execute(
+        "SELECT rid FROM w_out WHERE " + " AND ".join(f"{c} = '*'" for c in qi)
+    ).fetchall()
+    assert sorted(starred) == [(24564,), (24565,), (24566,)]
+    kept = " AND ".join(f"w.{c} = w_out.{c}" for c in qi)
+    assert con.execute(
+        f"SELECT count(*) FROM w JOIN w_out USING (rid) WHERE {kept}"
+    ).fetchall() == [(24564,)]
+    # Nine columns of 16385 values need 135 bits: more than the kernel packs.
+    cols = ", ".join(f"'v' || (i + {j}) AS q{j}" for j in range(9))
+    con.execute(f"CREATE TABLE z AS SELECT i AS rid, {cols} FROM range(16385) r(i)")
+    names = ", ".join(f"'q{j}'" for j in range(9))
+    with pytest.raises(duckdb.Error, match="too many distinct values to pack a tuple into 128"):
+        con.execute(
+            f"SELECT * FROM kanon('z', k := 2, qi := [{names}], method := 'optimal')"
+        ).fetchall()
+
+
 def test_adult_optimal_with_arx_hierarchies(con: duckdb.DuckDBPyConnection) -> None:
     folder = data_dir() / "adult"
     con.execute(

@@ -56,8 +56,8 @@ def forest_anonymize(
     blocks: tuple[list[_Buffer], list[float], int] | None = None,
 ) -> tuple[bytes, int, bytes, dict[str, Any]]: ...
 def lattice_optimal(
-    tuples: _Buffer,
-    m: int,
+    low: _Buffer,
+    high: _Buffer,
     counts: _Buffer,
     hierarchies: list[list[_Buffer]],
     weights: list[float],

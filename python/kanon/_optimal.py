@@ -2,12 +2,13 @@
 
 The generated SQL (one statement) codes every quasi-identifier against its hierarchy
 (:func:`kanon._anonymize.coded_ctes`), sends the histogram of distinct code tuples with
-their counts, as one list in no particular order (no sort, no numbering; in tuple order
-when privacy models name tuples), to the kernel UDF ``kanon_optimal`` (the lattice
-search of ``kanon-core::lattice``), and gets back one level per quasi-identifier and
-the codes of the tuples whose class is suppressed (few), which the rows join by their
-codes. Every row then takes its hierarchy label
-at that level (``'*'`` at the top, and for suppressed rows); identifiers become ``'*'``;
+their counts, each tuple's codes packed into one 128-bit key (grouped by that key: one
+column instead of one per quasi-identifier), as one list in no particular order (no
+sort, no numbering; in tuple order when privacy models name tuples), to the kernel UDF
+``kanon_optimal`` (the lattice search of ``kanon-core::lattice``), and gets back one
+level per quasi-identifier and the codes of the tuples whose class is suppressed (few),
+which the rows join by their codes. Every row then takes its hierarchy label at that
+level (``'*'`` at the top, and for suppressed rows); identifiers become ``'*'``;
 other columns are unchanged; suppressed rows are kept (their quasi-identifiers ``'*'``)
 or dropped.
 
@@ -209,6 +210,54 @@ def _node_loss(table: Table, qis: list[QuasiIdentifier]) -> tuple[list[str], str
     return ctes, f"[{', '.join(per_qi)}]::DOUBLE[][][]"
 
 
+def _shifts(m: int) -> str:
+    """CTE ``__kanon_b``: one row, the shift ``s{j}`` of leaf code ``j`` in a packed tuple.
+
+    Code ``j`` takes just enough bits for the codes of ``__kanon_v{j}``'s leaves (0 for
+    one leaf), above those of the codes before it: the layout of
+    ``kanon_core::lattice::key_bits``. More than 127 bits in all stop the query.
+    """
+    width = "CASE WHEN count(*) <= 1 THEN 0 ELSE length(bin(count(*) - 1)) END"
+    bits = [f'(SELECT {width} FROM "__kanon_v{j}")' for j in range(m)]
+    shifts = [" + ".join(["0", *(f"b{i}" for i in range(j))]) for j in range(m)]
+    total = " + ".join(f"b{i}" for i in range(m))
+    too_many = literal(
+        "the quasi-identifiers have too many distinct values to pack a tuple into 128 bits: "
+    )
+    return (
+        '"__kanon_b" AS (SELECT '
+        + ", ".join(f"CAST({x} AS UHUGEINT) AS s{j}" for j, x in enumerate(shifts))
+        + f", CASE WHEN {total} > 127 THEN error({too_many} || ({total}) || ' bits') END AS x"
+        + " FROM (SELECT "
+        + ", ".join(f"{b} AS b{j}" for j, b in enumerate(bits))
+        + "))"
+    )
+
+
+def _histogram(m: int, numbered: bool) -> str:
+    """SQL of the histogram ``kanon_optimal`` takes: the distinct tuples, packed, counted.
+
+    Without privacy models the rows are grouped by their packed codes, listed in no
+    particular order; with them (whose sensitive entries name tuples by their number
+    ``t``), the tuples of ``__kanon_t`` in that order.
+    """
+    key = " | ".join(f'(CAST("__kanon_c{j}" AS UHUGEINT) << b.s{j})' for j in range(m))
+    entry = (
+        "{'lo': CAST(key & CAST(18446744073709551615 AS UHUGEINT) AS UBIGINT), "
+        "'hi': CAST(key >> CAST(64 AS UHUGEINT) AS UBIGINT), 'n': n}"
+    )
+    # b.x is NULL unless the codes do not fit: its error then stops the query.
+    if numbered:
+        return (
+            f"(SELECT list({entry} ORDER BY t) FROM (SELECT {key} AS key, n, t, b.x "
+            'FROM "__kanon_t" CROSS JOIN "__kanon_b" b) WHERE x IS NULL)'
+        )
+    return (
+        f"(SELECT list({entry}) FROM (SELECT {key} AS key, count(*)::UBIGINT AS n "
+        'FROM "__kanon_r" CROSS JOIN "__kanon_b" b WHERE b.x IS NULL GROUP BY key))'
+    )
+
+
 def optimal_ctes(
     table: Table,
     qis: list[QuasiIdentifier],
@@ -239,10 +288,8 @@ def optimal_ctes(
         "max_level": highs,
         "models": extra.options,
     }
-    # The models' sensitive entries name tuples by their number t: the histogram is
-    # then listed in that order; without models, in any order (no sort).
-    order = "" if models is None else " ORDER BY t"
-    histogram = f"(SELECT list({{'c': [{code_columns(m)}], 'n': n}}{order}) FROM \"__kanon_t\")"
+    ctes.append(_shifts(m))
+    histogram = _histogram(m, models is not None)
     weights = ", ".join(repr(float(q.weight)) for q in qis)
     node_loss = "[]::DOUBLE[][][]"
     if metric == "loss":

@@ -245,7 +245,7 @@ def list_column(arrays: list[pa.Array | None], typ: pa.DataType) -> pa.ListArray
 
 
 OPTIMAL_SQL_PARAMS = [
-    "STRUCT(c UINTEGER[], n UBIGINT)[]",
+    "STRUCT(lo UBIGINT, hi UBIGINT, n UBIGINT)[]",
     "UINTEGER[][][]",
     "DOUBLE[]",
     "DOUBLE[][][]",
@@ -310,10 +310,8 @@ def _optimal_one(row: list[Any]) -> dict[str, Any]:
     histogram, hierarchies, weights, node_loss, k, options_text = row[:6]
     options = json.loads(options_text.as_py())
     m = int(options["m"])
-    # Tuple t is the histogram's entry t: its m codes and its count.
+    # Tuple t is the histogram's entry t: its packed leaf codes and its count.
     entries: pa.StructArray = histogram.values
-    tuples = pc.list_flatten(entries.field("c"))
-    counts = entries.field("n")
     levels: list[list[memoryview | bytes]] = [
         [buffer(level.values, pa.uint32(), "hierarchies") for level in attribute.values]
         for attribute in hierarchies.values
@@ -322,10 +320,10 @@ def _optimal_one(row: list[Any]) -> dict[str, Any]:
         [buffer(level.values, pa.float64(), "node_loss") for level in attribute.values]
         for attribute in node_loss.values
     ]
-    chosen, flags, stats = _core.lattice_optimal(
-        buffer(tuples, pa.uint32(), "tuples"),
-        m,
-        buffer(counts, pa.uint64(), "counts"),
+    chosen, suppressed, stats = _core.lattice_optimal(
+        buffer(entries.field("lo"), pa.uint64(), "histogram"),
+        buffer(entries.field("hi"), pa.uint64(), "histogram"),
+        buffer(entries.field("n"), pa.uint64(), "histogram"),
         levels,
         [float(w) for w in weights.values.to_pylist()],
         losses,
@@ -338,11 +336,13 @@ def _optimal_one(row: list[Any]) -> dict[str, Any]:
         **_model_args(options, row[6:]),
     )
     # The codes of the suppressed tuples, one list each (few: at most the rows allowed).
-    hidden = np.frombuffer(flags, np.uint8).astype(bool)
-    codes = tuples.to_numpy(zero_copy_only=False).reshape(-1, m)[hidden].ravel()
+    codes = from_bytes(suppressed, pa.uint32())
     offsets = pa.array(np.arange(0, len(codes) + 1, m, dtype=np.int32))
-    suppressed = pa.ListArray.from_arrays(offsets, pa.array(codes, pa.uint32()))
-    return {"levels": chosen, "s": suppressed, "stats": json.dumps(stats)}
+    return {
+        "levels": chosen,
+        "s": pa.ListArray.from_arrays(offsets, codes),
+        "stats": json.dumps(stats),
+    }
 
 
 def optimal(
@@ -361,9 +361,11 @@ def optimal(
 ) -> pa.Array:
     """SQL ``kanon_optimal(...)``: the optimal full-domain generalization of one histogram.
 
-    ``histogram`` lists the distinct tuples, each as its ``m`` leaf codes ``c`` and its
-    row count ``n``, in any order (tuple ``t`` is entry ``t``, as the sensitive entries
-    count them). The last six arguments carry the data of the privacy models named in
+    ``histogram`` lists the distinct tuples, each as its ``m`` leaf codes packed into
+    128 bits (``lo`` and ``hi``, their low and high 64 bits: attribute 0 in the lowest
+    bits, each in just enough bits for its leaves, as ``kanon_core::lattice::key_bits``)
+    and its row count ``n``, in any order (tuple ``t`` is entry ``t``, as the sensitive
+    entries count them). The last six arguments carry the data of the privacy models named in
     the options' ``models`` (sensitive entries and hierarchy, population paths); empty
     lists without. Returns per row a struct: ``levels`` the level of every
     quasi-identifier, ``s`` the codes of the tuples whose class is suppressed (one list

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 
 use kanon_core::emd::{Emd, GroundDistance};
 use kanon_core::lattice::{
-    evaluate_node, optimal, optimal_with, LatticeOptions, Metric, ModelInput, NO_LABEL,
+    evaluate_node, key_bits, optimal, optimal_with, unpack_keys, LatticeOptions, Metric,
+    ModelInput, NO_LABEL,
 };
 use kanon_core::models::{LDiversity, PrivacyModels};
 use kanon_core::Hierarchy;
@@ -752,4 +753,50 @@ fn keys_wider_than_64_bits_give_the_brute_force_optimum() {
             best.0
         );
     }
+}
+
+#[test]
+fn packed_keys_unpack_to_their_codes() {
+    // Leaves 8192, 3, 1 and 70000 per attribute: 13 + 2 + 0 + 17 bits; five times that
+    // is 160 bits, too many; three times is 96 bits, reaching into the high word.
+    let flat = |leaves: u32| {
+        let codes: Vec<u32> = (0..leaves).collect();
+        Hierarchy::try_from_levels(&[&codes, &vec![0; leaves as usize]]).unwrap()
+    };
+    let four: Vec<Hierarchy> = [8192, 3, 1, 70000].into_iter().map(flat).collect();
+    let hierarchies: Vec<Hierarchy> = (0..3).flat_map(|_| four.clone()).collect();
+    let bits = key_bits(&hierarchies).unwrap();
+    assert_eq!(bits, [13, 2, 0, 17].repeat(3));
+    let mut rng = Rng(11);
+    let tuples: Vec<u32> = (0..200)
+        .flat_map(|_| [8192u32, 3, 1, 70000].repeat(3))
+        .map(|leaves| rng.below(u64::from(leaves)) as u32)
+        .collect();
+    let (mut low, mut high) = (Vec::new(), Vec::new());
+    for row in tuples.chunks(12) {
+        let mut key = 0u128;
+        let mut shift = 0;
+        for (&code, &b) in row.iter().zip(&bits) {
+            key |= u128::from(code) << shift;
+            shift += b;
+        }
+        low.push(key as u64);
+        high.push((key >> 64) as u64);
+    }
+    assert!(high.iter().any(|&h| h != 0));
+    assert_eq!(unpack_keys(&low, &high, &hierarchies).unwrap(), tuples);
+    let err = unpack_keys(&low, &high[1..], &hierarchies).unwrap_err();
+    assert!(err.to_string().contains("high"), "{err}");
+    let err = unpack_keys(&[0], &[1 << 32], &hierarchies).unwrap_err();
+    assert!(
+        err.to_string().contains("bits set above its 96 bits"),
+        "{err}"
+    );
+    let five: Vec<Hierarchy> = (0..5).flat_map(|_| four.clone()).collect();
+    let err = unpack_keys(&[0], &[0], &five).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("pack a tuple into 128 bits (160 bits)"),
+        "{err}"
+    );
 }

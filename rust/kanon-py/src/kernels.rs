@@ -5,7 +5,7 @@ use kanon_core::blocked::blocked_forest;
 use kanon_core::cost::{CostModel, LevelCost};
 use kanon_core::extend::extend;
 use kanon_core::historic::{datafly, mu_argus, HistoricRelease};
-use kanon_core::lattice::{optimal_with, LatticeOptions, Metric, ModelInput};
+use kanon_core::lattice::{optimal_with, unpack_keys, LatticeOptions, Metric, ModelInput};
 use kanon_core::models::PrivacyModels;
 use kanon_core::{ClassStats, Distance, Hierarchy, KernelError, StatsOptions};
 use pyo3::buffer::{Element, PyBuffer};
@@ -467,8 +467,9 @@ type SensitiveEntries = (PyBuffer<u32>, PyBuffer<u32>, PyBuffer<u64>, usize);
 /// Optimal full-domain generalization of a histogram of tuples (method ``'optimal'``).
 ///
 /// Args:
-///     tuples: uint32 buffer, ``m`` leaf codes per distinct tuple.
-///     m: number of quasi-identifiers.
+///     low, high: uint64 buffers, the low and high 64 bits of every distinct tuple's
+///         packed leaf codes: attribute 0 in the lowest bits, each attribute in just
+///         enough bits for its leaves' codes (0 bits for a single leaf).
 ///     counts: uint64 buffer, rows per tuple.
 ///     hierarchies: per attribute, one uint32 buffer of label codes per level.
 ///     weights: weight per attribute.
@@ -495,13 +496,14 @@ type SensitiveEntries = (PyBuffer<u32>, PyBuffer<u32>, PyBuffer<u64>, usize);
 ///     delta: (δ_min, δ_max) of δ-presence.
 ///
 /// Returns:
-///     (levels, suppressed, stats): the level per attribute, one byte per tuple (1 if
-///     the tuple is suppressed), and the search's counters and the optimum's cost.
+///     (levels, suppressed, stats): the level per attribute, a uint32 buffer of the
+///     leaf codes of the tuples suppressed (``m`` per tuple, in tuple order), and the
+///     search's counters and the optimum's cost.
 ///
 /// Raises:
 ///     InvalidInputError: inconsistent inputs, or no node satisfies the model.
 #[pyfunction]
-#[pyo3(signature = (tuples, m, counts, hierarchies, weights, node_loss, metric, k,
+#[pyo3(signature = (low, high, counts, hierarchies, weights, node_loss, metric, k,
                     max_suppressed, keep_suppressed, min_level, max_level, *, sensitive=None,
                     sensitive_hierarchy=None, population=None, l=None,
                     l_diversity="distinct", c=None, t=None, t_distance="equal",
@@ -509,8 +511,8 @@ type SensitiveEntries = (PyBuffer<u32>, PyBuffer<u32>, PyBuffer<u64>, usize);
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn lattice_optimal<'py>(
     py: Python<'py>,
-    tuples: PyBuffer<u32>,
-    m: usize,
+    low: PyBuffer<u64>,
+    high: PyBuffer<u64>,
     counts: PyBuffer<u64>,
     hierarchies: Vec<Vec<PyBuffer<u32>>>,
     weights: Vec<f64>,
@@ -572,7 +574,8 @@ pub(crate) fn lattice_optimal<'py>(
             )))
         }
     };
-    let tuples = read(py, "tuples", &tuples)?;
+    let low = read(py, "low", &low)?;
+    let high = read(py, "high", &high)?;
     let counts = read(py, "counts", &counts)?;
     let hierarchies = read_hierarchies(py, &hierarchies)?;
     let node_loss: Vec<Vec<Vec<f64>>> = node_loss
@@ -589,8 +592,10 @@ pub(crate) fn lattice_optimal<'py>(
         metric,
         node_loss,
     };
-    let (best, seconds) = run(py, || {
+    let m = hierarchies.len();
+    let (best, tuples, seconds) = run(py, || {
         let built = build_hierarchies(&hierarchies)?;
+        let tuples = unpack_keys(&low, &high, &built)?;
         let t_closeness = match t {
             None => None,
             Some(t) => Some((
@@ -617,7 +622,7 @@ pub(crate) fn lattice_optimal<'py>(
         };
         let clock = std::time::Instant::now();
         let best = optimal_with(&tuples, m, &counts, &built, &options, &input)?;
-        Ok((best, clock.elapsed().as_secs_f64()))
+        Ok((best, tuples, clock.elapsed().as_secs_f64()))
     })?;
     let d = PyDict::new(py);
     d.set_item("seconds", seconds)?;
@@ -628,8 +633,13 @@ pub(crate) fn lattice_optimal<'py>(
     d.set_item("checked", best.checked)?;
     d.set_item("rolled_up", best.rolled_up)?;
     d.set_item("tagged", best.tagged)?;
-    let flags: Vec<u8> = best.suppressed.iter().map(|&s| u8::from(s)).collect();
-    Ok((best.levels, PyBytes::new(py, &flags), d))
+    let suppressed: Vec<u8> = tuples
+        .chunks_exact(m.max(1))
+        .zip(&best.suppressed)
+        .filter(|&(_, &s)| s)
+        .flat_map(|(codes, _)| codes.iter().flat_map(|c| c.to_ne_bytes()))
+        .collect();
+    Ok((best.levels, PyBytes::new(py, &suppressed), d))
 }
 
 /// Sweeney's historic greedy algorithms (methods ``'datafly'`` and ``'mu_argus'``).
