@@ -201,6 +201,36 @@ def test_release_keeps_columns_in_order_and_types(con: duckdb.DuckDBPyConnection
     assert con.execute("SELECT count(*), count(DISTINCT score) FROM r").fetchall() == [(200, 200)]
 
 
+@pytest.mark.parametrize("method", ["forest", "mondrian", "optimal", "datafly"])
+def test_every_row_finds_its_own_leaf_whatever_its_type(
+    con: duckdb.DuckDBPyConnection, method: str
+) -> None:
+    # Rows find their leaves by value (integers, decimals, text, booleans, timestamps)
+    # or by text (floating point, with -0.0 read as 0.0; time zones): with k = 1 nothing
+    # is generalized, so every label is the row's own value.
+    con.execute(
+        "CREATE TABLE ty AS SELECT i AS rid, "
+        "(CASE WHEN i % 5 = 0 THEN -0.0 WHEN i % 7 = 0 THEN NULL ELSE i / 4 END)::DOUBLE AS d, "
+        "(i % 6 / 4)::DECIMAL(9, 2) AS dec, CASE WHEN i % 9 = 0 THEN NULL ELSE i % 2 = 0 END AS b, "
+        "TIMESTAMP '2020-01-01 10:00:00' + to_hours(i % 4) AS ts, "
+        "TIMESTAMPTZ '2020-01-01 10:00:00+00' + to_hours(i % 3) AS tz, "
+        "['ä', 'ß', '😀', NULL][i % 4 + 1] AS u FROM range(40) r(i)"
+    )
+    qi = ["d", "dec", "b", "ts", "tz", "u"]
+    texts = ", ".join(
+        "CAST(d + 0.0 AS VARCHAR)" if c == "d" else f"CAST({c} AS VARCHAR)" for c in qi
+    )
+    want = con.execute(f"SELECT rid, {texts} FROM ty ORDER BY rid").fetchall()
+    release = f"kanon('ty', k := 1, qi := {qi}, method := '{method}')"
+    got = con.execute(f"SELECT rid, {', '.join(qi)} FROM {release} ORDER BY rid").fetchall()
+    assert got == want
+    con.execute(
+        f"CREATE TABLE ty_r AS SELECT * FROM kanon('ty', k := 4, qi := {qi}, method := '{method}')"
+    )
+    assert _min_class(con, "ty_r", qi) >= 4
+    assert con.execute("SELECT count(*) FROM ty_r").fetchall() == [(40,)]
+
+
 def test_column_names_of_the_generated_sql_are_ordinary_names(
     con: duckdb.DuckDBPyConnection,
 ) -> None:

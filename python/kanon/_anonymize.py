@@ -24,7 +24,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kanon._catalog import Column, Table, configured_full, resolve_columns, resolve_table
+from kanon._catalog import (
+    INT_TYPES,
+    Column,
+    Table,
+    configured_full,
+    resolve_columns,
+    resolve_table,
+)
 from kanon._models import PrivacyModels, ResolvedModels, population_table, resolve_models
 from kanon._sql import ident, literal
 from kanon.exceptions import ConfigError, HierarchyError, InvalidInputError
@@ -477,13 +484,39 @@ def plan_anonymize(
     return AnonymizePlan(sql, assignment, table, tuple(qis), identifiers, rows, models)
 
 
+#: Types whose values are equal exactly when their texts are: the rows of these
+#: columns find their leaves by value, without casting every row to text.
+_TYPED_KEYS = (
+    INT_TYPES
+    | {"UHUGEINT", "VARCHAR", "BOOLEAN", "DATE", "TIME"}
+    | {
+        "TIMESTAMP",
+        "TIMESTAMP_S",
+        "TIMESTAMP_MS",
+        "TIMESTAMP_NS",
+    }
+)
+
+
+def leaf_key(expr: str, q: QuasiIdentifier) -> str:
+    """SQL of the key a value of QI ``q`` finds its leaf by (``vk`` of :func:`coded_hierarchy`).
+
+    The value itself where equal values have equal texts (integers, text, dates, ...),
+    else its hierarchy text.
+    """
+    typ = q.column.type
+    if typ in _TYPED_KEYS or typ.startswith("DECIMAL"):
+        return expr
+    return value_text(expr, typ)
+
+
 def coded_hierarchy(hierarchy: str, q: QuasiIdentifier, src: str) -> str:
     """SQL of a hierarchy restricted to the values of ``src`` present, coded.
 
-    ``hierarchy`` names the CTE of :func:`hierarchy_select`; the result has ``k``, the
-    labels ``l1 … lL``, ``a0`` the leaf in depth-first order and ``a{l}`` the label at
-    level ``l`` (dense), plus a NULL leaf right under the root when the column holds
-    NULLs.
+    ``hierarchy`` names the CTE of :func:`hierarchy_select`; the result has ``vk`` (the
+    value's :func:`leaf_key`), ``k``, the labels ``l1 … lL``, ``a0`` the leaf in
+    depth-first order and ``a{l}`` the label at level ``l`` (dense), plus a NULL leaf
+    right under the root when the column holds NULLs (``vk`` and ``k`` NULL).
     """
     top = q.height
     c = ident(q.column.name)
@@ -492,12 +525,15 @@ def coded_hierarchy(hierarchy: str, q: QuasiIdentifier, src: str) -> str:
     levels = ", ".join(
         f"(dense_rank() OVER (ORDER BY l{i}) - 1)::UINTEGER AS a{i}" for i in range(1, top + 1)
     )
-    nulls = ", ".join(["NULL"] * top)  # k and the labels below the root
+    nulls = ", ".join(["NULL"] * (top + 1))  # vk, k and the labels below the root
+    labels = ", ".join(f"l{i}" for i in range(1, top + 1))
+    key = leaf_key(c, q)
+    # The distinct keys first: only they are cast to text.
     return (
-        f"SELECT k, {', '.join(f'l{i}' for i in range(1, top + 1))}, "
+        f"SELECT vk, k, {labels}, "
         f"(dense_rank() OVER (ORDER BY {path}) - 1)::UINTEGER AS a0, {levels} FROM ("
-        f"SELECT * FROM {h} WHERE k IN "
-        f"(SELECT {value_text(c, q.column.type)} FROM {src} WHERE {c} IS NOT NULL) "
+        f"SELECT d.vk, h.* FROM (SELECT DISTINCT {key} AS vk FROM {src} WHERE {c} IS NOT NULL) "
+        f"d JOIN {h} h ON {value_text('d.vk', q.column.type) if key == c else 'd.vk'} = h.k "
         f"UNION ALL SELECT {nulls}, (SELECT max(l{top}) FROM {h}) "
         f"WHERE EXISTS (SELECT 1 FROM {src} WHERE {c} IS NULL))"
     )
@@ -540,7 +576,10 @@ def coded_ctes(
             )
             guard += f"WHEN {x} < {lo!r} OR {x} > {hi!r} THEN error({outside} || {key}) "
         selects.append(f"CASE {guard}ELSE v{j}.a0 END AS {codes[j]}")
-        joins.append(f'LEFT JOIN "__kanon_v{j}" v{j} ON {key} IS NOT DISTINCT FROM v{j}.k')
+        joins.append(
+            f'LEFT JOIN "__kanon_v{j}" v{j} '
+            f"ON {leaf_key(f's.{ident(q.column.name)}', q)} IS NOT DISTINCT FROM v{j}.vk"
+        )
     ctes.append(f'"__kanon_r" AS (SELECT {", ".join(selects)} FROM {src} s {" ".join(joins)})')
     ctes.append(
         f'"__kanon_t" AS (SELECT {code_list}, count(*)::UBIGINT AS n, '

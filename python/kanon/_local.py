@@ -29,7 +29,7 @@ import json
 import math
 from typing import TYPE_CHECKING
 
-from kanon._anonymize import coded_ctes, hierarchy_lists, label_at, release_columns
+from kanon._anonymize import coded_ctes, hierarchy_lists, label_at, leaf_key, release_columns
 from kanon._metrics import position
 from kanon._models import model_args
 from kanon._sql import ident, literal
@@ -72,22 +72,26 @@ def key_ctes(table: Table, qis: list[QuasiIdentifier]) -> list[str]:
     Numbers and dates: ``raw`` is the value's position (:func:`kanon._metrics.position`,
     NULL for the NULL leaf), ``x`` the same with the NULL leaf at ``max + max(max -
     min, 1)`` and ``val`` the value itself; other types: ``x`` is the leaf code ``a0``
-    (depth-first hierarchy order), ``raw`` and ``val`` NULL. The source is scanned once
-    per QI.
+    (depth-first hierarchy order), ``raw`` and ``val`` NULL. The source is scanned again
+    only for floating-point values (whose leaf key is text).
     """
     out = []
     for j, q in enumerate(qis):
         v = f'"__kanon_v{j}"'
         if is_ordered(q):
             c = ident(q.column.name)
-            points = (
-                f"(SELECT DISTINCT {value_text(c, q.column.type)} AS key, "
-                f"{position(c, q.column.type)} AS x, {c} AS val FROM {table.sql} "
-                f"WHERE {c} IS NOT NULL)"
-            )
+            if leaf_key(c, q) == c:
+                # The leaf's key is the value itself: no pass over the data.
+                p = f"SELECT a0, {position('vk', q.column.type)} AS x, vk AS val FROM {v}"
+            else:
+                points = (
+                    f"(SELECT DISTINCT {value_text(c, q.column.type)} AS key, "
+                    f"{position(c, q.column.type)} AS x, {c} AS val FROM {table.sql} "
+                    f"WHERE {c} IS NOT NULL)"
+                )
+                p = f"SELECT v.a0, d.x, d.val FROM {v} v LEFT JOIN {points} d ON v.k = d.key"
             out.append(
-                f'"__kanon_k{j}" AS (WITH p AS (SELECT v.a0, d.x, d.val FROM {v} v LEFT JOIN '
-                f"{points} d ON v.k = d.key) "
+                f'"__kanon_k{j}" AS (WITH p AS ({p}) '
                 "SELECT a0, coalesce(x, (SELECT coalesce(max(x) + greatest(max(x) - min(x), "
                 "1.0), 0.0) FROM p)) AS x, x AS raw, val FROM p)"
             )

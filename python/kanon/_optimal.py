@@ -31,9 +31,10 @@ from kanon._anonymize import (
     hierarchy_cte,
     hierarchy_lists,
     label_at,
+    leaf_key,
     release_columns,
 )
-from kanon._metrics import has_position, ncp_sql, value_points
+from kanon._metrics import has_position, ncp_sql, position, value_points
 from kanon._models import model_args
 from kanon._sql import literal
 from kanon.exceptions import InvalidInputError
@@ -172,13 +173,17 @@ def _node_loss(table: Table, qis: list[QuasiIdentifier]) -> tuple[list[str], str
     """CTEs and SQL of a ``DOUBLE[][][]``: per QI, per level, the loss of every label by code.
 
     ``__kanon_p{j}``: QI ``j``'s coded leaves with their positions ``x`` (NULL for
-    unordered types, whose values need not be read again).
+    unordered types; the data is read again only for floating-point values, whose leaf
+    key is text).
     """
     ctes = []
     per_qi = []
     for j, q in enumerate(qis):
         top = q.height
-        if has_position(q.column.type):
+        if has_position(q.column.type) and leaf_key("x", q) == "x":
+            # The leaf's key is the value itself: its position needs no pass over the data.
+            points = f'SELECT v.*, {position("v.vk", q.column.type)} AS x FROM "__kanon_v{j}" v'
+        elif has_position(q.column.type):
             points = (
                 f'SELECT v.*, d.x FROM "__kanon_v{j}" v LEFT JOIN '
                 f"{value_points(q, table.sql)} d ON v.k = d.key"
