@@ -2,10 +2,9 @@
 
 The generated SQL (one statement) codes every quasi-identifier against its hierarchy
 (:func:`kanon._anonymize.coded_ctes`), sends the histogram of distinct code tuples with
-their counts, each tuple's codes packed into one 128-bit key, as one list in no
-particular order (every row with count 1, no grouping, sort or numbering: the kernel
-merges equal tuples; the distinct tuples in tuple order when privacy models name
-tuples), to the kernel UDF
+their counts, each tuple's codes packed into one 128-bit key (grouped by that key: one
+column instead of one per quasi-identifier), as one list in no particular order (no
+sort, no numbering; in tuple order when privacy models name tuples), to the kernel UDF
 ``kanon_optimal`` (the lattice search of ``kanon-core::lattice``), and gets back one
 level per quasi-identifier and the codes of the tuples whose class is suppressed (few),
 which the rows join by their codes. Every row then takes its hierarchy label at that
@@ -241,12 +240,11 @@ def _shifts(m: int) -> str:
 
 
 def _histogram(m: int, numbered: bool) -> str:
-    """SQL of the histogram ``kanon_optimal`` takes: the tuples, packed, with counts.
+    """SQL of the histogram ``kanon_optimal`` takes: the distinct tuples, packed, counted.
 
-    Without privacy models every row is sent with count 1, in no particular order (the
-    kernel merges equal tuples faster than a ``GROUP BY`` here); with them (whose
-    sensitive entries name tuples by their number ``t``), the distinct tuples of
-    ``__kanon_t`` in that order.
+    Without privacy models the rows are grouped by their packed codes, listed in no
+    particular order; with them (whose sensitive entries name tuples by their number
+    ``t``), the tuples of ``__kanon_t`` in that order.
     """
     key = " | ".join(f'(CAST("__kanon_c{j}" AS UHUGEINT) << b.s{j})' for j in range(m))
     entry = (
@@ -260,8 +258,8 @@ def _histogram(m: int, numbered: bool) -> str:
             'FROM "__kanon_t" CROSS JOIN "__kanon_b" b) WHERE x IS NULL)'
         )
     return (
-        f"(SELECT list({entry}) FROM (SELECT {key} AS key, CAST(1 AS UBIGINT) AS n "
-        'FROM "__kanon_r" CROSS JOIN "__kanon_b" b WHERE b.x IS NULL))'
+        f"(SELECT list({entry}) FROM (SELECT {key} AS key, count(*)::UBIGINT AS n "
+        'FROM "__kanon_r" CROSS JOIN "__kanon_b" b WHERE b.x IS NULL GROUP BY key))'
     )
 
 

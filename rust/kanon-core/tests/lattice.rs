@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use kanon_core::emd::{Emd, GroundDistance};
 use kanon_core::lattice::{
-    evaluate_node, key_bits, optimal, optimal_with, sum_keys, unpack_keys, LatticeOptions, Metric,
+    evaluate_node, key_bits, optimal, optimal_with, unpack_keys, LatticeOptions, Metric,
     ModelInput, NO_LABEL,
 };
 use kanon_core::models::{LDiversity, PrivacyModels};
@@ -785,22 +785,6 @@ fn packed_keys_unpack_to_their_codes() {
     }
     assert!(high.iter().any(|&h| h != 0));
     assert_eq!(unpack_keys(&low, &high, &hierarchies).unwrap(), tuples);
-    // Rows sent twice, the second time in reverse: merged in the order keys first come,
-    // their counts summed.
-    let twice = |x: &[u64]| {
-        x.iter()
-            .chain(x.iter().rev())
-            .copied()
-            .collect::<Vec<u64>>()
-    };
-    let counts: Vec<u64> = (1..=200).collect();
-    let (l, h, n) = sum_keys(&twice(&low), &twice(&high), &twice(&counts)).unwrap();
-    assert_eq!((l, h), (low.clone(), high.clone()));
-    assert_eq!(n, counts.iter().map(|c| 2 * c).collect::<Vec<u64>>());
-    let err = sum_keys(&low, &high, &counts[1..]).unwrap_err();
-    assert!(err.to_string().contains("counts"), "{err}");
-    let err = sum_keys(&[0], &[1 << 63], &[1]).unwrap_err();
-    assert!(err.to_string().contains("at most 127 bits"), "{err}");
     let err = unpack_keys(&low, &high[1..], &hierarchies).unwrap_err();
     assert!(err.to_string().contains("high"), "{err}");
     let err = unpack_keys(&[0], &[1 << 32], &hierarchies).unwrap_err();

@@ -5,9 +5,7 @@ use kanon_core::blocked::blocked_forest;
 use kanon_core::cost::{CostModel, LevelCost};
 use kanon_core::extend::extend;
 use kanon_core::historic::{datafly, mu_argus, HistoricRelease};
-use kanon_core::lattice::{
-    optimal_with, sum_keys, unpack_keys, LatticeOptions, Metric, ModelInput,
-};
+use kanon_core::lattice::{optimal_with, unpack_keys, LatticeOptions, Metric, ModelInput};
 use kanon_core::models::PrivacyModels;
 use kanon_core::{ClassStats, Distance, Hierarchy, KernelError, StatsOptions};
 use pyo3::buffer::{Element, PyBuffer};
@@ -469,11 +467,9 @@ type SensitiveEntries = (PyBuffer<u32>, PyBuffer<u32>, PyBuffer<u64>, usize);
 /// Optimal full-domain generalization of a histogram of tuples (method ``'optimal'``).
 ///
 /// Args:
-///     low, high: uint64 buffers, the low and high 64 bits of every tuple's packed leaf
-///         codes: attribute 0 in the lowest bits, each attribute in just enough bits for
-///         its leaves' codes (0 bits for a single leaf). Equal tuples are merged (rows
-///         may come ungrouped), except with ``sensitive``, whose entries name tuples by
-///         position: the tuples must then be distinct.
+///     low, high: uint64 buffers, the low and high 64 bits of every distinct tuple's
+///         packed leaf codes: attribute 0 in the lowest bits, each attribute in just
+///         enough bits for its leaves' codes (0 bits for a single leaf).
 ///     counts: uint64 buffer, rows per tuple.
 ///     hierarchies: per attribute, one uint32 buffer of label codes per level.
 ///     weights: weight per attribute.
@@ -599,12 +595,6 @@ pub(crate) fn lattice_optimal<'py>(
     let m = hierarchies.len();
     let (best, tuples, seconds) = run(py, || {
         let built = build_hierarchies(&hierarchies)?;
-        // Rows may come ungrouped: equal tuples are merged first (not when sensitive
-        // entries name tuples by their position).
-        let (low, high, counts) = match sensitive {
-            None => sum_keys(&low, &high, &counts)?,
-            Some(_) => (low, high, counts),
-        };
         let tuples = unpack_keys(&low, &high, &built)?;
         let t_closeness = match t {
             None => None,

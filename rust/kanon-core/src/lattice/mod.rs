@@ -906,49 +906,6 @@ pub fn unpack_keys(low: &[u64], high: &[u64], hierarchies: &[Hierarchy]) -> Resu
     Ok(out)
 }
 
-/// Packed tuples (split as for [`unpack_keys`]) with equal keys merged, their counts
-/// summed, in the order the keys first occur: `(low, high, counts)`.
-///
-/// # Errors
-/// [`KernelError::LengthMismatch`] when the three lists differ in length, and
-/// [`KernelError::InvalidArgument`] for a key of more than 127 bits.
-///
-/// # Examples
-/// ```
-/// use kanon_core::lattice::sum_keys;
-/// let (low, high, counts) = sum_keys(&[5, 7, 5], &[0, 1, 0], &[1, 2, 3]).unwrap();
-/// assert_eq!((low, high, counts), (vec![5, 7], vec![0, 1], vec![4, 2]));
-/// ```
-pub fn sum_keys(
-    low: &[u64],
-    high: &[u64],
-    counts: &[u64],
-) -> Result<(Vec<u64>, Vec<u64>, Vec<u64>)> {
-    for (argument, got) in [("high", high.len()), ("counts", counts.len())] {
-        if got != low.len() {
-            return Err(KernelError::LengthMismatch {
-                kernel: KERNEL,
-                argument,
-                got,
-                expected: low.len(),
-            });
-        }
-    }
-    if let Some(h) = high.iter().find(|&&h| h >> 63 != 0) {
-        return Err(KernelError::InvalidArgument {
-            kernel: KERNEL,
-            message: format!("packed tuples take at most 127 bits, got a high word of {h}"),
-        });
-    }
-    let key = |i: usize| (u128::from(high[i]) << 64 | u128::from(low[i]), counts[i]);
-    let sums: Vec<Class<u128>> = sum_items(low.len(), key, low.len(), Vec::new());
-    Ok((
-        sums.iter().map(|&(k, _)| k as u64).collect(),
-        sums.iter().map(|&(k, _)| (k >> 64) as u64).collect(),
-        sums.iter().map(|&(_, n)| n).collect(),
-    ))
-}
-
 /// The optimal full-domain generalization of a histogram of tuples.
 ///
 /// Finds the level vector (within `min_level..=max_level`) of lowest cost under
