@@ -486,28 +486,23 @@ def plan_anonymize(
 
 #: Types whose values are equal exactly when their texts are: the rows of these
 #: columns find their leaves by value, without casting every row to text.
-_TYPED_KEYS = (
-    INT_TYPES
-    | {"UHUGEINT", "VARCHAR", "BOOLEAN", "DATE", "TIME"}
-    | {
-        "TIMESTAMP",
-        "TIMESTAMP_S",
-        "TIMESTAMP_MS",
-        "TIMESTAMP_NS",
-    }
-)
+_TYPED_KEYS = INT_TYPES | {"UHUGEINT", "VARCHAR", "BOOLEAN", "DATE", "TIME", "TIMESTAMP"}
+
+
+def keyed_by_value(q: QuasiIdentifier) -> bool:
+    """Whether the rows of QI ``q`` find their leaves by value (see :func:`leaf_key`)."""
+    typ = q.column.type
+    return typ in _TYPED_KEYS or typ.startswith(("DECIMAL", "TIMESTAMP_"))
 
 
 def leaf_key(expr: str, q: QuasiIdentifier) -> str:
     """SQL of the key a value of QI ``q`` finds its leaf by (``vk`` of :func:`coded_hierarchy`).
 
-    The value itself where equal values have equal texts (integers, text, dates, ...),
-    else its hierarchy text.
+    The value itself where equal values have equal texts (integers, decimals, text,
+    booleans, dates and timestamps without time zone), else its hierarchy text
+    (floating point, with -0.0 read as 0.0; time zones, intervals and other types).
     """
-    typ = q.column.type
-    if typ in _TYPED_KEYS or typ.startswith("DECIMAL"):
-        return expr
-    return value_text(expr, typ)
+    return expr if keyed_by_value(q) else value_text(expr, q.column.type)
 
 
 def coded_hierarchy(hierarchy: str, q: QuasiIdentifier, src: str) -> str:
@@ -528,12 +523,13 @@ def coded_hierarchy(hierarchy: str, q: QuasiIdentifier, src: str) -> str:
     nulls = ", ".join(["NULL"] * (top + 1))  # vk, k and the labels below the root
     labels = ", ".join(f"l{i}" for i in range(1, top + 1))
     key = leaf_key(c, q)
+    on = value_text("d.vk", q.column.type) if keyed_by_value(q) else "d.vk"
     # The distinct keys first: only they are cast to text.
     return (
         f"SELECT vk, k, {labels}, "
         f"(dense_rank() OVER (ORDER BY {path}) - 1)::UINTEGER AS a0, {levels} FROM ("
         f"SELECT d.vk, h.* FROM (SELECT DISTINCT {key} AS vk FROM {src} WHERE {c} IS NOT NULL) "
-        f"d JOIN {h} h ON {value_text('d.vk', q.column.type) if key == c else 'd.vk'} = h.k "
+        f"d JOIN {h} h ON {on} = h.k "
         f"UNION ALL SELECT {nulls}, (SELECT max(l{top}) FROM {h}) "
         f"WHERE EXISTS (SELECT 1 FROM {src} WHERE {c} IS NULL))"
     )

@@ -29,7 +29,7 @@ import json
 import math
 from typing import TYPE_CHECKING
 
-from kanon._anonymize import coded_ctes, hierarchy_lists, label_at, leaf_key, release_columns
+from kanon._anonymize import coded_ctes, hierarchy_lists, keyed_by_value, label_at, release_columns
 from kanon._metrics import position
 from kanon._models import model_args
 from kanon._sql import ident, literal
@@ -80,7 +80,7 @@ def key_ctes(table: Table, qis: list[QuasiIdentifier]) -> list[str]:
         v = f'"__kanon_v{j}"'
         if is_ordered(q):
             c = ident(q.column.name)
-            if leaf_key(c, q) == c:
+            if keyed_by_value(q):
                 # The leaf's key is the value itself: no pass over the data.
                 p = f"SELECT a0, {position('vk', q.column.type)} AS x, vk AS val FROM {v}"
             else:

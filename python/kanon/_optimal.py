@@ -30,8 +30,8 @@ from kanon._anonymize import (
     coded_ctes,
     hierarchy_cte,
     hierarchy_lists,
+    keyed_by_value,
     label_at,
-    leaf_key,
     release_columns,
 )
 from kanon._metrics import has_position, ncp_sql, position, value_points
@@ -180,7 +180,7 @@ def _node_loss(table: Table, qis: list[QuasiIdentifier]) -> tuple[list[str], str
     per_qi = []
     for j, q in enumerate(qis):
         top = q.height
-        if has_position(q.column.type) and leaf_key("x", q) == "x":
+        if has_position(q.column.type) and keyed_by_value(q):
             # The leaf's key is the value itself: its position needs no pass over the data.
             points = f'SELECT v.*, {position("v.vk", q.column.type)} AS x FROM "__kanon_v{j}" v'
         elif has_position(q.column.type):
