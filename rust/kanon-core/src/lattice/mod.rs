@@ -1281,9 +1281,9 @@ impl<'s, 'a, K: PackedKey> State<'s, 'a, K> {
             return None;
         }
         let lowest = &search.options.min_level;
-        let under =
+        let above =
             |v: usize| (0..search.m).all(|j| lowest[j] + search.digit(v, j) as u32 >= meet[j]);
-        if self.candidates.iter().filter(|&&v| under(v)).count() < search.hub_candidates {
+        if self.candidates.iter().filter(|&&v| above(v)).count() < search.hub_candidates {
             return None;
         }
         let spare = self.spare.pop().unwrap_or_default();
