@@ -432,9 +432,12 @@ impl<'a> Search<'a> {
     }
 
     fn levels_of(&self, node: usize) -> Vec<u32> {
-        (0..self.m)
-            .map(|j| self.options.min_level[j] + self.digit(node, j) as u32)
-            .collect()
+        (0..self.m).map(|j| self.level(node, j)).collect()
+    }
+
+    /// Attribute `j`'s level in `node`.
+    fn level(&self, node: usize, j: usize) -> u32 {
+        self.options.min_level[j] + self.digit(node, j) as u32
     }
 
     /// Attribute `j`'s level in `node` above its lowest level.
@@ -1113,6 +1116,12 @@ enum Status {
 /// A grouped node: its levels and classes.
 type Grouped<K> = (Vec<u32>, Rc<Vec<Class<K>>>);
 
+/// Whether the node at `finer` lies at or below the node at `levels` (every level at
+/// most the other's): a source it can roll up from.
+fn at_or_below(finer: &[u32], levels: &[u32]) -> bool {
+    finer.iter().zip(levels).all(|(f, l)| f <= l)
+}
+
 /// The search's mutable state: statuses, the class cache and counters.
 struct State<'s, 'a, K: PackedKey> {
     search: &'s Search<'a>,
@@ -1206,7 +1215,7 @@ impl<'s, 'a, K: PackedKey> State<'s, 'a, K> {
     fn classes(&mut self, levels: &[u32]) -> Rc<Vec<Class<K>>> {
         let search = self.search;
         self.checked += 1;
-        let below = |other: &[u32]| other.iter().zip(levels).all(|(b, l)| b <= l);
+        let below = |other: &[u32]| at_or_below(other, levels);
         let source = self
             .cache
             .iter()
@@ -1276,13 +1285,10 @@ impl<'s, 'a, K: PackedKey> State<'s, 'a, K> {
             .zip(levels)
             .map(|(a, b)| *a.min(b))
             .collect();
-        let above_base = base.iter().zip(&meet).all(|(b, m)| b <= m);
-        if !above_base || meet == *base || meet == levels {
+        if !at_or_below(base, &meet) || meet == *base || meet == levels {
             return None;
         }
-        let lowest = &search.options.min_level;
-        let above =
-            |v: usize| (0..search.m).all(|j| lowest[j] + search.digit(v, j) as u32 >= meet[j]);
+        let above = |v: usize| (0..search.m).all(|j| search.level(v, j) >= meet[j]);
         if self.candidates.iter().filter(|&&v| above(v)).count() < search.hub_candidates {
             return None;
         }
@@ -1310,7 +1316,7 @@ impl<'s, 'a, K: PackedKey> State<'s, 'a, K> {
         let mut floor = levels.to_vec();
         for &v in &self.candidates {
             for (j, f) in floor.iter_mut().enumerate() {
-                *f = (*f).min(search.options.min_level[j] + search.digit(v, j) as u32);
+                *f = (*f).min(search.level(v, j));
             }
         }
         let lowest = &search.options.min_level;
@@ -1321,7 +1327,7 @@ impl<'s, 'a, K: PackedKey> State<'s, 'a, K> {
             return;
         }
         // The floor only rises (candidates only leave), so the base lies below it.
-        let above = if base.iter().zip(&floor).all(|(b, f)| b <= f) {
+        let above = if at_or_below(base, &floor) {
             search.roll_up_to(classes, base, &floor, Vec::new())
         } else {
             search.group(&floor, Vec::new())
@@ -1407,7 +1413,7 @@ impl<'s, 'a, K: PackedKey> State<'s, 'a, K> {
             .take_while(|(penalty, _)| {
                 search.additive_cost(&levels, *penalty) > self.incumbent + tolerance
             })
-            .any(|(_, above)| above.iter().zip(&levels).all(|(a, l)| a >= l))
+            .any(|(_, above)| at_or_below(&levels, above))
     }
 
     /// Give `v` and every node above (within) or below (over) it `status`.
