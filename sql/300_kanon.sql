@@ -15,7 +15,9 @@
 --   'hierarchical', the last with the sensitive column's configured hierarchy), population
 --   VARCHAR with delta_min / delta_max DOUBLE (δ-presence); 'mondrian' takes l and t too.
 --   labels VARCHAR ('hierarchy' | 'range', local recodings: hierarchy node or the group's
---   observed values [lo..hi] / {a, b}); block_size BIGINT (forest: rows per block).
+--   observed values [lo..hi] / {a, b}); block_size BIGINT (forest: rows per block);
+--   effort VARCHAR (forest: 'full' | 'fast' improvement passes; default 'full' up to
+--   1,048,576 rows, 'fast' above).
 -- Output: the table's columns in order, one row per source row (suppressed rows dropped
 --   if asked): QIs as VARCHAR labels ('*' at the top, and for cells 'mu_argus' suppressed),
 --   identifiers '*', others unchanged.
@@ -36,7 +38,8 @@ CREATE OR REPLACE TEMP MACRO kanon(tbl, k, qi := CAST([] AS VARCHAR []), seed :=
                                    delta_min := CAST(NULL AS DOUBLE),
                                    delta_max := CAST(NULL AS DOUBLE),
                                    labels := CAST(NULL AS VARCHAR),
-                                   block_size := CAST(NULL AS BIGINT)) AS TABLE
+                                   block_size := CAST(NULL AS BIGINT),
+                                   effort := CAST(NULL AS VARCHAR)) AS TABLE
 SELECT *
 FROM query(kanon_plan_anonymize(tbl, k, qi, seed, method, metric, max_suppression,
                                 drop_suppressed, min_level, max_level,
@@ -46,4 +49,4 @@ FROM query(kanon_plan_anonymize(tbl, k, qi, seed, method, metric, max_suppressio
                                               'population': population,
                                               'delta_min': delta_min,
                                               'delta_max': delta_max}) AS VARCHAR),
-                                labels, block_size));
+                                labels, block_size, effort));

@@ -10,6 +10,7 @@ make many packs and blocks form.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import duckdb
@@ -122,6 +123,7 @@ def test_mondrian_is_k_anonymous_truthful_and_complete(
     block=st.sampled_from([None, 1, 4, 9]),
     seed=st.sampled_from([0, 3]),
     pack=st.sampled_from([None, 5]),
+    effort=st.sampled_from([None, "full", "fast"]),
 )
 def test_blocked_forest_is_k_anonymous_truthful_and_complete(
     con: duckdb.DuckDBPyConnection,
@@ -132,6 +134,7 @@ def test_blocked_forest_is_k_anonymous_truthful_and_complete(
     block: int | None,
     seed: int,
     pack: int | None,
+    effort: str | None,
 ) -> None:
     if pack is not None:  # cut into packs in SQL first
         monkeypatch.setattr(kanon._local, "PACK_ROWS", pack)
@@ -141,6 +144,7 @@ def test_blocked_forest_is_k_anonymous_truthful_and_complete(
     k = 1 + k_seed % n
     extra = "" if labels is None else f", labels := '{labels}'"
     extra += "" if block is None else f", block_size := {block}"
+    extra += "" if effort is None else f", effort := '{effort}'"
     sql = f"SELECT * FROM kanon('t', k := {k}, seed := {seed}{extra})"
     con.execute(f"CREATE OR REPLACE TABLE rel AS {sql}")
     _check(con, k, hierarchies, labels, "forest")
@@ -184,6 +188,33 @@ def test_local_options_are_checked(con: duckdb.DuckDBPyConnection) -> None:
         kanon.explain(con, "t", 2, ["a"], block_size=0)
     with pytest.raises(InvalidInputError, match="block_size applies"):
         kanon.explain(con, "t", 2, ["a"], method="mondrian", block_size=10)
+    with pytest.raises(InvalidInputError, match="effort must be 'full' or 'fast', got 'slow'"):
+        kanon.explain(con, "t", 2, ["a"], effort="slow")
+    with pytest.raises(InvalidInputError, match="effort applies to method 'forest'"):
+        kanon.explain(con, "t", 2, ["a"], method="forest_paper", effort="fast")
+    with pytest.raises(duckdb.Error, match="effort applies to method 'forest'"):
+        con.execute(
+            "SELECT * FROM kanon('t', k := 2, qi := ['a'], method := 'mondrian', effort := 'full')"
+        ).fetchall()
+
+
+def test_effort_defaults_to_full_up_to_the_threshold(
+    con: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    con.execute("CREATE TABLE t AS SELECT i AS rid, i % 7 AS a, i % 5 AS b FROM range(30) r(i)")
+
+    def passes(**options: Any) -> str:
+        sql = kanon.explain(con, "t", 3, ["a", "b"], **options)
+        return re.findall(r'"improve": "(\w+)"', sql)[0]
+
+    assert passes() == "full"
+    assert passes(method="forest_paper") == "none"
+    monkeypatch.setattr(kanon._local, "FULL_EFFORT_ROWS", 29)
+    assert passes() == "fast"
+    assert passes(effort="full") == "full"
+    monkeypatch.setattr(kanon._local, "FULL_EFFORT_ROWS", 30)
+    assert passes() == "full"
+    assert passes(effort="fast") == "fast"
 
 
 @settings(

@@ -70,6 +70,11 @@ ALL_METHODS = (*METHODS, "mondrian", "optimal", *HISTORIC_METHODS)
 #: observed values); Mondrian's default publishes ranges for numbers and dates and
 #: hierarchy nodes for the rest.
 LABELS = ("hierarchy", "range")
+#: How hard the forest's improvement passes work (``kanon-core::improve::Effort``):
+#: ``'full'`` runs every pass in rounds until nothing changes, ``'fast'`` one eject, split
+#: and search pass over fewer near tuples. The default depends on the table's size
+#: (``kanon._local.FULL_EFFORT_ROWS``).
+EFFORTS = ("full", "fast")
 #: The metrics of ``method := 'optimal'`` (see ``kanon-core::lattice::Metric``).
 OPTIMAL_METRICS = ("loss", "height", "nue", "nue_nonmonotonic", "dm", "dm_star", "aecs")
 
@@ -96,6 +101,7 @@ class AnonymizeOptions:
     models: PrivacyModels = field(default_factory=PrivacyModels)
     labels: str | None = None
     block_size: int | None = None
+    effort: str | None = None
 
     @classmethod
     def of(
@@ -113,6 +119,7 @@ class AnonymizeOptions:
         models: PrivacyModels | None = None,
         labels: str | None = None,
         block_size: int | None = None,
+        effort: str | None = None,
     ) -> AnonymizeOptions:
         """Return the options of one call from Python or SQL.
 
@@ -131,6 +138,7 @@ class AnonymizeOptions:
             models=models or PrivacyModels(),
             labels=labels,
             block_size=block_size,
+            effort=effort,
         )
 
     def validate(self) -> None:
@@ -187,7 +195,17 @@ class AnonymizeOptions:
             raise InvalidInputError(msg)
 
     def _validate_local(self) -> None:
-        """``labels`` and ``block_size`` belong to the local recodings."""
+        """``labels``, ``block_size`` and ``effort`` belong to the local recodings."""
+        if self.effort is not None:
+            if self.effort not in EFFORTS:
+                msg = f"effort must be 'full' or 'fast', got {self.effort!r}"
+                raise InvalidInputError(msg)
+            if self.method != "forest":
+                msg = (
+                    f"effort applies to method 'forest' (its improvement passes), not to "
+                    f"{self.method!r}"
+                )
+                raise InvalidInputError(msg)
         local = self.method in (*METHODS, "mondrian")
         if self.labels is not None:
             if self.labels not in LABELS:

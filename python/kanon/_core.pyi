@@ -51,7 +51,7 @@ def forest_anonymize(
     cost: str,
     k: int,
     seed: int = 0,
-    improve: bool = True,
+    improve: str = "full",
     keys: list[_Buffer | None] | None = None,
     blocks: tuple[list[_Buffer], list[float], int] | None = None,
 ) -> tuple[bytes, int, bytes, dict[str, Any]]: ...

@@ -150,6 +150,7 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         models: str | None,
         labels: str | None,
         block_size: int | None,
+        effort: str | None,
     ) -> str:
         if k is None:
             msg = "kanon(...) needs k, the smallest class size: kanon('table', k := 5)"
@@ -167,6 +168,7 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
             models=PrivacyModels.from_json(models),
             labels=labels,
             block_size=block_size,
+            effort=effort,
         )
         # The values are checked as the SQL runs: DuckDB binds this call twice.
         return plan_anonymize(cursor, tbl, options, check_values=False).sql
@@ -237,6 +239,7 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
             "VARCHAR",
             "VARCHAR",
             "BIGINT",
+            "VARCHAR",
         ],
         "VARCHAR",
     )

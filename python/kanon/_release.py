@@ -38,6 +38,7 @@ def explain(
     max_level: dict[str, int] | None = None,
     labels: str | None = None,
     block_size: int | None = None,
+    effort: str | None = None,
     **models: Unpack[ModelKeywords],
 ) -> str:
     """Return the SQL that ``SELECT * FROM kanon(table, k := k, ...)`` runs.
@@ -75,6 +76,10 @@ def explain(
         block_size: for the forest: tables above this many rows are cut by Mondrian
             cuts into blocks of at most this many rows (each ≥ k) and the forest runs
             in each block (default: 50,000 rows, 5,000 with ``labels="range"``).
+        effort: for ``"forest"``: ``"full"`` (its improvement passes in rounds until
+            nothing changes) or ``"fast"`` (one eject, split and search pass: about a
+            sixth of the time for some 12 % more loss); default ``"full"`` up to
+            1,048,576 rows, ``"fast"`` above.
         **models: privacy models besides k for ``"optimal"``: ``sensitive`` (column;
             default the configured one), ``l`` with ``l_diversity`` (``"distinct"``,
             ``"entropy"``, ``"recursive"`` with ``c``), ``t`` with ``t_distance``
@@ -102,6 +107,7 @@ def explain(
         models=PrivacyModels(**models),
         labels=labels,
         block_size=block_size,
+        effort=effort,
     )
     return plan_anonymize(con, table, options).sql
 
@@ -121,6 +127,7 @@ def anonymize(
     max_level: dict[str, int] | None = None,
     labels: str | None = None,
     block_size: int | None = None,
+    effort: str | None = None,
     progress: bool | None = None,
     **models: Unpack[ModelKeywords],
 ) -> Any:
@@ -146,6 +153,7 @@ def anonymize(
         max_level: as :func:`explain`.
         labels: as :func:`explain`.
         block_size: as :func:`explain`.
+        effort: as :func:`explain`.
         progress: draw a progress bar on standard error when the run takes longer than
             1.5 s (default: when standard error is a terminal). Not for table names and
             relations, which come back unevaluated. Ctrl-C interrupts the statement.
@@ -178,6 +186,7 @@ def anonymize(
         models=PrivacyModels(**models),
         labels=labels,
         block_size=block_size,
+        effort=effort,
     )
     if isinstance(data, str):
         with as_table(data, con) as (con_, name):

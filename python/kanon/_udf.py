@@ -175,7 +175,7 @@ def _forest_one(row: list[Any]) -> dict[str, Any]:
         cost,
         k.as_py(),
         seed.as_py(),
-        bool(options["improve"]),
+        str(options["improve"]),
         **extra,
     )
     lv = pa.ListArray.from_arrays(
@@ -203,7 +203,8 @@ def forest(
     codes per distinct tuple), ``counts UBIGINT[]``, ``hierarchies UINTEGER[][][]`` (per
     QI, per level, the label code of every leaf), ``weights DOUBLE[]``, ``k UBIGINT``,
     ``seed UBIGINT``, ``options VARCHAR`` (JSON: ``m``, ``cost`` — ``'ncp'``,
-    ``'height'`` or ``'range'`` — ``improve`` and ``block_size``), ``keys DOUBLE[][]``
+    ``'height'`` or ``'range'`` — ``improve``, ``'full'``, ``'fast'`` or ``'none'``, and
+    ``block_size``), ``keys DOUBLE[][]``
     (with ``'range'``: per QI the numeric value of every leaf in leaf-code order, a NULL
     element for the NULL leaf, or an empty list for a categorical QI), and the Mondrian
     cut keys and spans of the blocks (``DOUBLE[][]``, ``DOUBLE[]``; see

@@ -137,6 +137,7 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
             method=args.method,
             labels=args.labels,
             block_size=args.block_size,
+            effort=args.effort,
             max_suppression=args.max_suppression,
         )
         plan = plan_anonymize(con, "input", options)
@@ -211,6 +212,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     anon.add_argument("--labels", choices=["hierarchy", "range"], help="local recoding labels")
     anon.add_argument("--block-size", type=int, help="forest: rows per block")
+    anon.add_argument(
+        "--effort",
+        choices=["full", "fast"],
+        help="forest: improvement passes (default: full up to 1,048,576 rows, fast above)",
+    )
     anon.add_argument("--max-suppression", type=float, default=0.0, help="optimal: row share")
     anon.add_argument("--seed", type=int, default=0)
     anon.add_argument("--delimiter", help="CSV delimiter of the input (default: detected)")

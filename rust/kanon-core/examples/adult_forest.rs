@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use kanon_core::anonymize::{anonymize, ForestOptions};
 use kanon_core::cost::{CostModel, LevelCost};
-use kanon_core::improve::improve_with_stats;
+use kanon_core::improve::{improve_with_stats, Effort};
 use kanon_core::lattice::{optimal, LatticeOptions, Metric};
 use kanon_core::Hierarchy;
 
@@ -114,7 +114,11 @@ fn main() {
             m,
             &weights,
             &model,
-            &ForestOptions { k, seed, improve },
+            &ForestOptions {
+                k,
+                seed,
+                improve: improve.then_some(Effort::Full),
+            },
         )
         .unwrap();
         let secs = t0.elapsed().as_secs_f64();
@@ -165,7 +169,7 @@ fn print_phases(tuples: &[u32], m: usize, weights: &[u64], model: &CostModel, k:
         &ForestOptions {
             k,
             seed: 0,
-            improve: false,
+            improve: None,
         },
     )
     .unwrap();
@@ -191,6 +195,7 @@ fn print_phases(tuples: &[u32], m: usize, weights: &[u64], model: &CostModel, k:
         &mut group_of_row,
         base_groups,
         k as usize,
+        Effort::Full,
     )
     .unwrap();
     let improve_secs = t1.elapsed().as_secs_f64();

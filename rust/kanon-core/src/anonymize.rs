@@ -25,7 +25,7 @@ use crate::cost::CostModel;
 use crate::decompose::decompose;
 use crate::error::{KernelError, Result};
 use crate::forest::build_forest;
-use crate::improve::{self, group_levels};
+use crate::improve::{self, group_levels, Effort};
 
 /// What to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,8 +34,8 @@ pub struct ForestOptions {
     pub k: u64,
     /// 0 visits tuples in value order; any other value a permutation drawn from it.
     pub seed: u64,
-    /// Run the improvement passes after the repair pass.
-    pub improve: bool,
+    /// The improvement passes to run after the repair pass, if any.
+    pub improve: Option<Effort>,
 }
 
 /// Counters of one run.
@@ -85,7 +85,7 @@ pub struct Release {
 /// use kanon_core::Hierarchy;
 /// let age = Hierarchy::try_from_levels(&[&[0, 1, 2, 3], &[0, 0, 1, 1], &[0, 0, 0, 0]]).unwrap();
 /// let model = CostModel::try_new(vec![age], vec![1.0], LevelCost::Height).unwrap();
-/// let options = ForestOptions { k: 2, seed: 0, improve: false };
+/// let options = ForestOptions { k: 2, seed: 0, improve: None };
 /// let r = anonymize(&[0, 1, 2, 3], 1, &[1, 1, 1, 1], &model, &options).unwrap();
 /// assert_eq!(r.groups, 2);
 /// assert_eq!(r.group_of_row[0], r.group_of_row[1]);
@@ -271,7 +271,7 @@ fn anonymize_ordered(
     stats.repaired = repaired.merged;
     stats.cost_before_improve =
         improve::release_cost(model, tuples, m, &tuple_of_row, &group_of_row, count)?;
-    if options.improve {
+    if let Some(effort) = options.improve {
         count = improve::improve(
             model,
             tuples,
@@ -280,6 +280,7 @@ fn anonymize_ordered(
             &mut group_of_row,
             count,
             k_rows,
+            effort,
         )?;
     }
     stats.cost = improve::release_cost(model, tuples, m, &tuple_of_row, &group_of_row, count)?;

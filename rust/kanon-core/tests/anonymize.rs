@@ -12,6 +12,7 @@ use kanon_core::anonymize::{anonymize, ForestOptions};
 use kanon_core::cost::CostModel;
 use kanon_core::decompose::max_group_size;
 use kanon_core::extend::{extend, NEW};
+use kanon_core::improve::Effort;
 use proptest::prelude::*;
 
 /// Distinct rows in first-seen order with their counts.
@@ -84,7 +85,7 @@ fn thesis_like_example_without_improvement() {
             .unwrap();
     let model =
         CostModel::try_new(vec![age], vec![1.0], kanon_core::cost::LevelCost::Height).unwrap();
-    for improve in [false, true] {
+    for improve in [None, Some(Effort::Full), Some(Effort::Fast)] {
         let options = ForestOptions {
             k: 2,
             seed: 0,
@@ -110,7 +111,7 @@ fn k_above_the_rows_is_an_error() {
     let options = ForestOptions {
         k: 4,
         seed: 0,
-        improve: false,
+        improve: None,
     };
     let err = anonymize(&[0, 1], 1, &[1, 2], &model, &options).unwrap_err();
     assert!(
@@ -120,13 +121,13 @@ fn k_above_the_rows_is_an_error() {
     let options = ForestOptions {
         k: 0,
         seed: 0,
-        improve: false,
+        improve: None,
     };
     assert!(anonymize(&[0, 1], 1, &[1, 2], &model, &options).is_err());
     let options = ForestOptions {
         k: 1,
         seed: 0,
-        improve: false,
+        improve: None,
     };
     assert!(anonymize(&[0, 1], 1, &[1, 0], &model, &options).is_err());
     assert!(anonymize(&[0, 1], 1, &[1], &model, &options).is_err());
@@ -140,7 +141,7 @@ proptest! {
         (tables, rows, weights, ncp) in rows_and_model(40),
         k in 1u64..=7,
         seed in prop_oneof![Just(0u64), any::<u64>()],
-        improve in any::<bool>(),
+        improve in prop_oneof![Just(None), Just(Some(Effort::Full)), Just(Some(Effort::Fast))],
     ) {
         prop_assume!(rows.len() as u64 >= k);
         let model = model_of(&tables, &weights, ncp);
@@ -155,7 +156,7 @@ proptest! {
         for rows in &groups {
             prop_assert!(rows.len() as u64 >= k);
             let heavy_alone = rows.iter().all(|&t| t == rows[0]) && counts[rows[0]] >= k;
-            if !improve && !heavy_alone && light >= k {
+            if improve.is_none() && !heavy_alone && light >= k {
                 // Straight out of DECOMPOSE: the repair pass had nothing to do.
                 prop_assert!(rows.len() <= max_group_size(k as usize));
             }
@@ -191,7 +192,7 @@ proptest! {
         let tuple_of_row: Vec<u32> = rows.iter().map(|r| index[r]).collect();
         // The first `split` rows are released first.
         let (first, first_counts) = collapse(&rows[..split]);
-        let options = ForestOptions { k, seed: 0, improve: false };
+        let options = ForestOptions { k, seed: 0, improve: None };
         let r = anonymize(&first.concat(), m, &first_counts, &model, &options).unwrap();
         // Map the release's row order (tuple by tuple) back to the rows.
         let mut slots: BTreeMap<&Vec<u32>, Vec<u32>> = BTreeMap::new();

@@ -11,7 +11,7 @@ use common::{random_levels, Rng};
 use kanon_core::anonymize::{anonymize, ForestOptions, Release};
 use kanon_core::cost::{CostModel, LevelCost};
 use kanon_core::forest::nearest_neighbours;
-use kanon_core::improve::{improve_with_stats, release_cost, repair};
+use kanon_core::improve::{improve_with_stats, release_cost, repair, Effort};
 use kanon_core::Hierarchy;
 use proptest::prelude::*;
 
@@ -356,6 +356,7 @@ fn check_improvement(inst: &Instance, k: usize) -> Result<(), TestCaseError> {
         &mut group_of_row,
         repaired.groups,
         k,
+        Effort::Full,
     )
     .unwrap();
     let after = release_cost(&model, t, m, &tuple_of_row, &group_of_row, count).unwrap();
@@ -442,7 +443,7 @@ proptest! {
     fn range_releases_are_k_anonymous_and_priced_by_the_observed_values(
         seed in any::<u64>(),
         k_seed in any::<u64>(),
-        improve in any::<bool>(),
+        improve in prop_oneof![Just(None), Just(Some(Effort::Full)), Just(Some(Effort::Fast))],
         release_seed in 0u64..3,
     ) {
         let inst = random_instance(seed, SMALL);
@@ -492,7 +493,7 @@ fn release_does_not_depend_on_the_tuple_order() {
         let options = ForestOptions {
             k,
             seed: 0,
-            improve: true,
+            improve: Some(Effort::Full),
         };
         let r = anonymize(&inst.tuples, inst.m, &inst.counts, &model, &options).unwrap();
         // the tuples reversed
@@ -552,7 +553,7 @@ fn range_mode_lowers_the_range_loss() {
         let options = ForestOptions {
             k,
             seed: 0,
-            improve: true,
+            improve: Some(Effort::Full),
         };
         let range = anonymize(
             &inst.tuples,

@@ -8,7 +8,9 @@ mod common;
 
 use common::{hierarchy_of, nested_table};
 use kanon_core::cost::{CostModel, LevelCost};
-use kanon_core::improve::{group_levels, improve, improve_with_stats, release_cost, repair};
+use kanon_core::improve::{
+    group_levels, improve, improve_with_stats, release_cost, repair, Effort,
+};
 use kanon_core::{Hierarchy, KernelError};
 use proptest::prelude::*;
 
@@ -243,14 +245,16 @@ proptest! {
     }
 
     #[test]
-    fn improve_lowers_cost_and_keeps_groups(case in instance(1..=40, 8), k in 1usize..=4) {
+    fn improve_lowers_cost_and_keeps_groups(case in instance(1..=40, 8), k in 1usize..=4,
+                                            fast in any::<bool>()) {
+        let effort = if fast { Effort::Fast } else { Effort::Full };
         prop_assume!(case.tuple_of_row.len() >= k);
         let (start, groups) = repaired(&case, k);
         let before = release_cost(&case.model, &case.tuples, case.m, &case.tuple_of_row,
                                   &start, groups).unwrap();
         let mut group_of_row = start.clone();
         let (count, stats) = improve_with_stats(&case.model, &case.tuples, case.m,
-            &case.tuple_of_row, &mut group_of_row, groups, k).unwrap();
+            &case.tuple_of_row, &mut group_of_row, groups, k, effort).unwrap();
         check_grouping(&group_of_row, count, k);
         let after = release_cost(&case.model, &case.tuples, case.m, &case.tuple_of_row,
                                  &group_of_row, count).unwrap();
@@ -276,7 +280,7 @@ proptest! {
         // Same input, same output.
         let mut again = start.clone();
         let count_again = improve(&case.model, &case.tuples, case.m, &case.tuple_of_row,
-                                  &mut again, groups, k).unwrap();
+                                  &mut again, groups, k, effort).unwrap();
         prop_assert_eq!(count_again, count);
         prop_assert_eq!(again, group_of_row);
     }
@@ -288,7 +292,7 @@ proptest! {
         let (start, groups) = repaired(&case, 1);
         let mut group_of_row = start;
         let count = improve(&case.model, &case.tuples, case.m, &case.tuple_of_row,
-                            &mut group_of_row, groups, 1).unwrap();
+                            &mut group_of_row, groups, 1, Effort::Full).unwrap();
         check_grouping(&group_of_row, count, 1);
         let cost = release_cost(&case.model, &case.tuples, case.m, &case.tuple_of_row,
                                 &group_of_row, count).unwrap();
@@ -322,7 +326,17 @@ fn improve_ages(ages: &[u32], group_of_row: &[u32], k: usize) -> (Vec<u32>, usiz
     let groups = *group_of_row.iter().max().unwrap() as usize + 1;
     let before = release_cost(&model, &tuples, 1, &tuple_of_row, group_of_row, groups).unwrap();
     let mut out = group_of_row.to_vec();
-    let count = improve(&model, &tuples, 1, &tuple_of_row, &mut out, groups, k).unwrap();
+    let count = improve(
+        &model,
+        &tuples,
+        1,
+        &tuple_of_row,
+        &mut out,
+        groups,
+        k,
+        Effort::Full,
+    )
+    .unwrap();
     let after = release_cost(&model, &tuples, 1, &tuple_of_row, &out, count).unwrap();
     (out, count, before, after)
 }
@@ -409,8 +423,17 @@ fn same_grouping_with_any_number_of_threads() {
             .unwrap();
         pool.install(|| {
             let mut group_of_row = vec![0u32; tuple_of_row.len()];
-            let count =
-                improve(&model, &tuples, 3, &tuple_of_row, &mut group_of_row, 1, 3).unwrap();
+            let count = improve(
+                &model,
+                &tuples,
+                3,
+                &tuple_of_row,
+                &mut group_of_row,
+                1,
+                3,
+                Effort::Full,
+            )
+            .unwrap();
             (count, group_of_row)
         })
     };
@@ -428,37 +451,37 @@ fn errors() {
     // k = 0.
     let mut g = [0u32, 0, 0];
     assert!(invalid(
-        improve(&model, &tuples, 1, &[0, 1, 2], &mut g, 1, 0).unwrap_err()
+        improve(&model, &tuples, 1, &[0, 1, 2], &mut g, 1, 0, Effort::Full).unwrap_err()
     ));
     // A group below k.
     let mut g = [0u32, 0, 1];
-    let e = improve(&model, &tuples, 1, &[0, 1, 2], &mut g, 2, 2).unwrap_err();
+    let e = improve(&model, &tuples, 1, &[0, 1, 2], &mut g, 2, 2, Effort::Full).unwrap_err();
     assert!(e.to_string().contains("fewer than k"), "{e}");
     assert_eq!(g, [0, 0, 1], "the grouping is untouched on error");
     // Lengths and ids.
     let mut g = [0u32, 0];
     assert!(matches!(
-        improve(&model, &tuples, 1, &[0, 1, 2], &mut g, 1, 1).unwrap_err(),
+        improve(&model, &tuples, 1, &[0, 1, 2], &mut g, 1, 1, Effort::Full).unwrap_err(),
         KernelError::LengthMismatch { .. }
     ));
     let mut g = [0u32, 0, 5];
     assert!(invalid(
-        improve(&model, &tuples, 1, &[0, 1, 2], &mut g, 2, 1).unwrap_err()
+        improve(&model, &tuples, 1, &[0, 1, 2], &mut g, 2, 1, Effort::Full).unwrap_err()
     ));
     let mut g = [0u32, 0, 0];
     assert!(invalid(
-        improve(&model, &tuples, 1, &[0, 1, 7], &mut g, 1, 1).unwrap_err()
+        improve(&model, &tuples, 1, &[0, 1, 7], &mut g, 1, 1, Effort::Full).unwrap_err()
     ));
     assert!(invalid(
-        improve(&model, &[0, 9], 1, &[0, 1, 0], &mut g, 1, 1).unwrap_err()
+        improve(&model, &[0, 9], 1, &[0, 1, 0], &mut g, 1, 1, Effort::Full).unwrap_err()
     ));
     assert!(invalid(
-        improve(&model, &tuples, 2, &[0, 1, 0], &mut g, 1, 1).unwrap_err()
+        improve(&model, &tuples, 2, &[0, 1, 0], &mut g, 1, 1, Effort::Full).unwrap_err()
     ));
     // No rows: nothing to do.
     let mut none: [u32; 0] = [];
     assert_eq!(
-        improve(&model, &tuples, 1, &[], &mut none, 3, 2).unwrap(),
+        improve(&model, &tuples, 1, &[], &mut none, 3, 2, Effort::Full).unwrap(),
         0
     );
 }

@@ -5,6 +5,7 @@ use kanon_core::blocked::blocked_forest;
 use kanon_core::cost::{CostModel, LevelCost};
 use kanon_core::extend::extend;
 use kanon_core::historic::{datafly, mu_argus, HistoricRelease};
+use kanon_core::improve::Effort;
 use kanon_core::lattice::{optimal_with, unpack_keys, LatticeOptions, Metric, ModelInput};
 use kanon_core::models::PrivacyModels;
 use kanon_core::{ClassStats, Distance, Hierarchy, KernelError, StatsOptions};
@@ -241,7 +242,9 @@ pub(crate) fn groupify<'py>(
 ///         observed values, ``[lo..hi]`` of the keys of a numeric quasi-identifier, the
 ///         set of distinct values of a categorical one).
 ///     k, seed: the privacy parameter and the visiting-order seed (0 = value order).
-///     improve: run the improvement passes.
+///     improve: the improvement passes: ``'full'`` (every pass, in rounds until nothing
+///         changes), ``'fast'`` (one eject, split and search pass over fewer near tuples)
+///         or ``'none'``.
 ///     keys: with ``cost='range'`` only: per quasi-identifier, a float64 buffer with the
 ///         numeric value of every leaf (in leaf-code order; NaN for a missing value) or
 ///         None for a categorical one. None (the default): every quasi-identifier is
@@ -260,9 +263,9 @@ pub(crate) fn groupify<'py>(
 /// Raises:
 ///     InvalidInputError, HierarchyError: inconsistent inputs (a key count that is not
 ///         the leaf count, an infinite key), k out of range.
-///     ValueError: an unknown cost, or keys with a cost other than ``'range'``.
+///     ValueError: an unknown cost or improve, or keys with a cost other than ``'range'``.
 #[pyfunction]
-#[pyo3(signature = (tuples, m, counts, hierarchies, weights, cost, k, seed=0, improve=true,
+#[pyo3(signature = (tuples, m, counts, hierarchies, weights, cost, k, seed=0, improve="full",
                     keys=None, blocks=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn forest_anonymize<'py>(
@@ -275,7 +278,7 @@ pub(crate) fn forest_anonymize<'py>(
     cost: &str,
     k: u64,
     seed: u64,
-    improve: bool,
+    improve: &str,
     keys: Option<Vec<Option<PyBuffer<f64>>>>,
     blocks: Option<(Vec<PyBuffer<f64>>, Vec<f64>, u64)>,
 ) -> PyResult<Grouping<'py>> {
@@ -313,6 +316,16 @@ pub(crate) fn forest_anonymize<'py>(
             size,
         )),
         None => None,
+    };
+    let improve = match improve {
+        "full" => Some(Effort::Full),
+        "fast" => Some(Effort::Fast),
+        "none" => None,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "improve must be 'full', 'fast' or 'none', got {other:?}"
+            )))
+        }
     };
     let options = ForestOptions { k, seed, improve };
     let release = run(py, || {
