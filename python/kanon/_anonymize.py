@@ -12,9 +12,10 @@ The generated SQL, step by step (all CTEs of one statement):
 4. ``__kanon_t``: the distinct code tuples in value order with their counts.
 5. ``__kanon_run``: one call of the kernel UDF ``kanon_forest`` on the packed tuples and
    hierarchies; it returns the group of every row and the level of every group.
-6. The rows, numbered in the order of their codes and then of all their columns (the
-   kernel's numbering, tuple by tuple; equal inputs give equal releases, whatever the
-   row order), joined to their group; each
+6. The rows, joined to their group: the kernel numbers the rows of a tuple copy by
+   copy, and returns where each tuple's rows start; a tuple's only row is its copy 0,
+   the rows of a tuple occurring more often are ordered by all their columns (equal
+   inputs give equal releases, whatever the row order). Each
    quasi-identifier becomes the label of its group's level (``'*'`` at the top),
    identifiers become ``'*'``, other columns are unchanged.
 """
@@ -647,10 +648,11 @@ def tuple_lists(m: int) -> tuple[str, str]:
 def label_at(j: int, q: QuasiIdentifier, level: str) -> str:
     """Return SQL of QI ``j``'s label at ``level`` (an SQL expression).
 
-    The label is read from the coded hierarchy ``v{j}`` joined on the row's leaf.
+    The label is read from the coded hierarchy ``v{j}`` joined on the row's leaf (a
+    ``CASE``: a list of every level's label, indexed, built that list for every row).
     """
-    labels = ", ".join([f"v{j}.k"] + [f"v{j}.l{i}" for i in range(1, q.height + 1)])
-    return f"[{labels}][{level} + 1]"
+    labels = [f"v{j}.k"] + [f"v{j}.l{i}" for i in range(1, q.height + 1)]
+    return f"CASE {level} " + " ".join(f"WHEN {i} THEN {x}" for i, x in enumerate(labels)) + " END"
 
 
 def release_columns(

@@ -53,8 +53,11 @@ __all__ = [
 #: Label modes of local recoding.
 LABELS = ("hierarchy", "range")
 #: The forest's tables above this many rows are cut in SQL into packs of about this many
-#: rows (so no packed list holds a large table whole).
-PACK_ROWS = 1 << 18
+#: rows (so no packed list holds a large table whole); the kernel cuts each pack into
+#: blocks. 10M generated rows under a 6 GB memory limit (fast passes, 2-core machine):
+#: 101 s in packs of 2^18 rows (7 cutting rounds), 85 s in packs of 2^21, 81 s in packs
+#: of 2^22, at a peak of 7.0-7.4 GB each.
+PACK_ROWS = 1 << 22
 #: The same for Mondrian, whose kernel is cheap per row: the SQL cutting rounds cost more
 #: than a larger pack (1M generated rows: 2.7-3.0 s in one pack, 3.8-4.7 s in four; 10M
 #: under a 6 GB memory limit: 104 s in packs of 2^20 rows, 74 s in packs of 2^22).
@@ -437,7 +440,7 @@ def forest_sql(
     )
     weights = ", ".join(repr(float(q.weight)) for q in qis)
     ctes.append(
-        '"__kanon_run" AS (SELECT b, kanon_forest(tuples, counts, '
+        '"__kanon_run" AS (SELECT b, ts, kanon_forest(tuples, counts, '
         f"[{hierarchy_lists(qis)}], [{weights}]::DOUBLE[], {options.k}::UBIGINT, "
         f"{options.seed}::UBIGINT, {literal(json.dumps(kernel_options))}, "
         f'[{range_keys}]::DOUBLE[][], {cut_keys}, {cut_spans}) AS r FROM "__kanon_pk")'
@@ -446,30 +449,29 @@ def forest_sql(
         '"__kanon_g" AS (SELECT b, ((b << 32) + unnest(r.g))::UBIGINT AS "__kanon_grp", '
         '(generate_subscripts(r.g, 1) - 1)::UBIGINT AS "__kanon_i" FROM "__kanon_run")'
     )
+    # Where the rows of each tuple start in its pack's list of groups.
+    ctes.append(
+        '"__kanon_o" AS (SELECT unnest(ts) AS "__kanon_t", unnest(r.o) AS "__kanon_o" '
+        'FROM "__kanon_run")'
+    )
     ctes.append(level_cte(m))
-    codes = [f'"__kanon_c{j}"' for j in range(m)]
-    # Rows sorted by their codes (the tuples' order), then by all their columns, within
-    # their pack: the rows of tuple t take the positions the kernel numbers them by.
-    order = ", ".join([f"r.{c}" for c in codes] + [f"r.{ident(c.name)}" for c in table.columns])
-    if rounds == 0:
-        numbered = (
-            f'SELECT r.*, 0::UBIGINT AS "__kanon_b", (row_number() OVER (ORDER BY {order}) - 1)'
-            "::UBIGINT "
-            'AS "__kanon_i" FROM "__kanon_r" r'
-        )
-    else:
-        numbered = (
-            f'SELECT r.*, p.b AS "__kanon_b", (row_number() OVER (PARTITION BY p.b '
-            f"ORDER BY {order}) - 1)"
-            f'::UBIGINT AS "__kanon_i" FROM "__kanon_r" r JOIN "__kanon_b{rounds}" p '
-            f"USING ({', '.join(codes)})"
-        )
-    ctes.append(f'"__kanon_n" AS ({numbered})')
+    codes = ", ".join(f'"__kanon_c{j}"' for j in range(m))
+    # The kernel numbers the rows of a tuple copy by copy: a tuple's only row is its copy
+    # 0, and the rows of a tuple occurring more often are ordered by all their columns.
+    order = ", ".join(f"r.{ident(c.name)}" for c in table.columns)
+    joined = f'FROM "__kanon_r" r JOIN "__kanon_b{rounds}" p USING ({codes})'
+    ctes.append(
+        f'"__kanon_n" AS (SELECT r.*, p.b AS "__kanon_b", p.t AS "__kanon_t", '
+        f'0::UBIGINT AS "__kanon_c" {joined} WHERE p.n = 1 '
+        f"UNION ALL SELECT r.*, p.b, p.t, (row_number() OVER (PARTITION BY p.t ORDER BY "
+        f"{order}) - 1)::UBIGINT {joined} WHERE p.n > 1)"
+    )
     rows_sql = (
-        'SELECT n.* EXCLUDE ("__kanon_b", "__kanon_i"), g."__kanon_grp", '
+        'SELECT n.* EXCLUDE ("__kanon_b", "__kanon_t", "__kanon_c"), g."__kanon_grp", '
         f"{level_columns(m, 'lv')} "
-        'FROM "__kanon_n" n JOIN "__kanon_g" g ON g.b = n."__kanon_b" '
-        'AND g."__kanon_i" = n."__kanon_i" '
+        'FROM "__kanon_n" n JOIN "__kanon_o" o USING ("__kanon_t") '
+        'JOIN "__kanon_g" g ON g.b = n."__kanon_b" AND g."__kanon_i" = o."__kanon_o" + '
+        'n."__kanon_c" '
         'JOIN "__kanon_lv" lv ON lv."__kanon_grp" = g."__kanon_grp"'
     )
     return local_release(table, qis, identifiers, ctes, rows_sql, labels)

@@ -127,9 +127,14 @@ FOREST_SQL_PARAMS = [
     "DOUBLE[]",
 ]
 FOREST_TYPE = pa.struct(
-    [("g", pa.list_(pa.uint32())), ("lv", pa.list_(pa.list_(pa.uint32()))), ("stats", pa.string())]
+    [
+        ("g", pa.list_(pa.uint32())),
+        ("lv", pa.list_(pa.list_(pa.uint32()))),
+        ("stats", pa.string()),
+        ("o", pa.list_(pa.uint64())),
+    ]
 )
-FOREST_SQL_TYPE = "STRUCT(g UINTEGER[], lv UINTEGER[][], stats VARCHAR)"
+FOREST_SQL_TYPE = "STRUCT(g UINTEGER[], lv UINTEGER[][], stats VARCHAR, o UBIGINT[])"
 
 
 def _range_keys(keys: pa.ListScalar) -> list[memoryview | bytes | None] | None:
@@ -182,7 +187,13 @@ def _forest_one(row: list[Any]) -> dict[str, Any]:
         pa.array(range(0, groups * m + 1, m), pa.int32()), from_bytes(flat_levels, pa.uint32())
     )
     stats["groups"] = groups
-    return {"g": from_bytes(group_of_row, pa.uint32()), "lv": lv, "stats": json.dumps(stats)}
+    n = counts.values.cast(pa.uint64())
+    return {
+        "g": from_bytes(group_of_row, pa.uint32()),
+        "lv": lv,
+        "stats": json.dumps(stats),
+        "o": pc.subtract(pc.cumulative_sum(n), n),
+    }
 
 
 def forest(
@@ -230,7 +241,8 @@ def forest(
     g = list_column([None if r is None else r["g"] for r in results], pa.uint32())
     lv = list_column([None if r is None else r["lv"] for r in results], pa.list_(pa.uint32()))
     stats = pa.array([None if r is None else r["stats"] for r in results], pa.string())
-    return pa.StructArray.from_arrays([g, lv, stats], fields=list(FOREST_TYPE), mask=mask)
+    o = list_column([None if r is None else r["o"] for r in results], pa.uint64())
+    return pa.StructArray.from_arrays([g, lv, stats, o], fields=list(FOREST_TYPE), mask=mask)
 
 
 def list_column(arrays: list[pa.Array | None], typ: pa.DataType) -> pa.ListArray:
