@@ -24,7 +24,10 @@ stays in DuckDB's storage, nothing is copied into Python):
   for the rest);
 * ``forest``: the same with ``method := 'forest'``, blocked (the table is cut into blocks
   by Mondrian cuts; ``block_size`` is kanon's default unless ``--block-size``), hierarchy
-  labels;
+  labels, kanon's default effort (the full improvement passes up to 1,048,576 rows, the
+  fast ones above);
+* ``forest_fast``: the same with ``effort := 'fast'``, at the sizes where that is not
+  already the default;
 * ``anonypy`` (Mondrian on a pandas frame: numbers and dates, as days, by value, the other
   columns as ``category``; 100k and 1M rows only, capped by ``--timeout``). Its partitions
   are turned into the labels kanon's ``labels := 'range'`` publishes (``[lo..hi]``, the
@@ -77,6 +80,7 @@ from measure import (
 )
 
 import kanon
+from kanon._local import FULL_EFFORT_ROWS
 from kanon.datagen import CENSUS_ROLES, census
 from kanon.demo import build_census_hierarchies
 
@@ -89,13 +93,14 @@ TABLE = "census"
 QI = [c for c, r in CENSUS_ROLES.items() if r == "qi"]
 IDENTIFIERS = [c for c, r in CENSUS_ROLES.items() if r == "identifier"]
 SIZES = [100_000, 1_000_000, 10_000_000]
-METHODS = ["groupby", "mondrian", "forest", "anonypy"]
+METHODS = ["groupby", "mondrian", "forest", "forest_fast", "anonypy"]
 PEERS = {"anonypy"}
 PEER_MAX_ROWS = 1_000_000
 LABELS = {
     "groupby": "DuckDB GROUP BY (floor)",
     "mondrian": "kanon mondrian",
     "forest": "kanon forest (blocked)",
+    "forest_fast": "kanon forest (blocked), effort := 'fast'",
     "anonypy": "anonypy (Mondrian)",
 }
 RUNS_BELOW_1M = 3
@@ -342,7 +347,10 @@ def kanon_sql(spec: dict[str, Any]) -> str:
     args = [literal(TABLE), f"k := {int(spec['k'])}", f"method := {literal(spec['method'])}"]
     if spec.get("labels") == "range":
         args.append("labels := 'range'")
-    if spec["method"] == "forest" and spec.get("block_size"):
+    if spec["method"] == "forest_fast":
+        args[2] = "method := 'forest'"
+        args.append("effort := 'fast'")
+    if spec["method"].startswith("forest") and spec.get("block_size"):
         args.append(f"block_size := {int(spec['block_size'])}")
     return f"SELECT * FROM kanon({', '.join(args)})"
 
@@ -400,6 +408,12 @@ def build_data(db: Path, rows: int, seed: int) -> dict[str, str]:
         kanon.configure(con, TABLE, qi={c: hierarchies[c] for c in QI}, identifiers=IDENTIFIERS)
         con.execute("CHECKPOINT")
     return hierarchies
+
+
+def _method_label(method: str, size: int) -> str:
+    if method != "forest":
+        return LABELS[method]
+    return LABELS[method] + (", effort full" if size <= FULL_EFFORT_ROWS else ", effort fast")
 
 
 def _size_label(n: int) -> str:
@@ -502,6 +516,8 @@ def main() -> None:
             for method in methods:
                 if method in PEERS and size > PEER_MAX_ROWS:
                     continue
+                if method == "forest_fast" and size > FULL_EFFORT_ROWS:
+                    continue  # the forest's default there
                 spec = {
                     "db": str(db),
                     "method": method,
@@ -525,7 +541,7 @@ def main() -> None:
             lines.append(
                 (
                     _size_label(size),
-                    LABELS[method],
+                    _method_label(method, size),
                     out.get("note", "?") if t is None else f"{t:.2f}",
                     "" if t is None else mib(out.get("peak")),
                     "-" if out.get("gcp") is None else f"{100 * out['gcp']:.2f}",

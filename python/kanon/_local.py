@@ -52,12 +52,15 @@ __all__ = [
 
 #: Label modes of local recoding.
 LABELS = ("hierarchy", "range")
-#: The forest's tables above this many rows are cut in SQL into packs of about this many
-#: rows (so no packed list holds a large table whole); the kernel cuts each pack into
-#: blocks. 10M generated rows under a 6 GB memory limit (fast passes, 2-core machine):
-#: 101 s in packs of 2^18 rows (7 cutting rounds), 85 s in packs of 2^21, 81 s in packs
-#: of 2^22, at a peak of 7.0-7.4 GB each.
-PACK_ROWS = 1 << 22
+#: The forest's tables above this many rows are cut in SQL into packs (so no packed list
+#: holds a large table whole); the kernel cuts each pack into blocks. A pack holds about
+#: a quarter of the table, at least this many and at most ``PACK_ROWS_MAX`` rows, so the
+#: SQL cuts in at most three rounds up to 16M rows. 10M generated rows under a 6 GB
+#: memory limit (fast passes, 2-core machine): 101 s in packs of 2^18 rows (7 cutting
+#: rounds), 85 s in packs of 2^21 (4 rounds), 81 s in packs of 2^22 (3 rounds), at a
+#: peak of 7.0-7.4 GB each.
+PACK_ROWS = 1 << 18
+PACK_ROWS_MAX = 1 << 22
 #: The same for Mondrian, whose kernel is cheap per row: the SQL cutting rounds cost more
 #: than a larger pack (1M generated rows: 2.7-3.0 s in one pack, 3.8-4.7 s in four; 10M
 #: under a 6 GB memory limit: 104 s in packs of 2^20 rows, 74 s in packs of 2^22).
@@ -423,8 +426,9 @@ def forest_sql(
     m = len(qis)
     ctes = coded_ctes(table, qis, ctes)
     ctes += key_ctes(table, qis)
-    rounds = rounds_for(rows, PACK_ROWS)
-    ctes += pack_ctes(m, options.k, rounds, PACK_ROWS)
+    pack = min(max(rows // 4, PACK_ROWS), PACK_ROWS_MAX)
+    rounds = rounds_for(rows, pack)
+    ctes += pack_ctes(m, options.k, rounds, pack)
     cut_keys, cut_spans = key_lists(m)
     labels = options.labels or "hierarchy"
     cost, improve = METHODS[options.method]
