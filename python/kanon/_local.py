@@ -224,13 +224,17 @@ def range_label(q: QuasiIdentifier, text: str, val: str, n: str) -> str:
     the value; only NULLs: NULL; NULLs and values: ``'*'``.
     """
     if is_ordered(q):
-        many = f"'[' || arg_min({text}, {val}) || '..' || arg_max({text}, {val}) || ']'"
+        # One value iff the texts of the least and the greatest are one (a leaf has one
+        # text and one value): no DISTINCT aggregate.
+        lo, hi = f"arg_min({text}, {val})", f"arg_max({text}, {val})"
+        one, many = f"{lo} = {hi}", f"'[' || {lo} || '..' || {hi} || ']'"
     else:
+        one = f"count(DISTINCT {text}) = 1"
         many = f"'{{' || string_agg(DISTINCT {text}, ', ' ORDER BY {text}) || '}}'"
     present = f"coalesce(sum({n}) FILTER (WHERE {text} IS NOT NULL), 0)"
     return (
         f"CASE WHEN {present} = 0 THEN NULL WHEN {present} < sum({n}) THEN {literal(ROOT)} "
-        f"WHEN count(DISTINCT {text}) = 1 THEN any_value({text}) ELSE {many} END"
+        f"WHEN {one} THEN any_value({text}) ELSE {many} END"
     )
 
 

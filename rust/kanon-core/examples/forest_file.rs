@@ -1,12 +1,13 @@
 //! Time the phases of the blocked forest on one pack dumped to files (profiling aid).
 //!
 //! `cargo run --release -p kanon-core --example forest_file -- PREFIX [--blocks=N]
-//! [--block-size=S] [--fast] [--mondrian]` reads `PREFIX.tuples` (u32, m per tuple), `PREFIX.counts` (u64),
+//! [--block-size=S] [--fast] [--mondrian] [--blocked]` reads `PREFIX.tuples` (u32, m per tuple), `PREFIX.counts` (u64),
 //! `PREFIX.hier` (as `lattice_file`), `PREFIX.cut` (one line of cut keys per attribute)
 //! and `PREFIX.meta` (`k block_size cost`, the spans, the weights), cuts the pack into
 //! blocks with Mondrian, and runs the forest's phases on the first N blocks one by one,
 //! printing the time of each phase and improvement pass summed over those blocks
-//! (`--fast`: [`Effort::Fast`]; `--mondrian`: also the cost of a full Mondrian run).
+//! (`--fast`: [`Effort::Fast`]; `--mondrian`: also the cost of a full Mondrian run;
+//! `--blocked`: only time `blocked_forest` on the whole pack, blocks in parallel).
 #![allow(clippy::print_stdout)]
 
 use std::collections::BTreeMap;
@@ -74,6 +75,11 @@ fn main() {
         _ => LevelCost::Ncp,
     };
     let model = CostModel::try_new(hierarchies.clone(), weights, kind).expect("model");
+    let effort = if args.iter().any(|a| a == "--fast") {
+        Effort::Fast
+    } else {
+        Effort::Full
+    };
     let t0 = Instant::now();
     let options = MondrianOptions { k, stop: size };
     let partition = mondrian(
@@ -125,6 +131,25 @@ fn main() {
             100.0 * cost / (tuple_of_row.len() as f64 * m as f64)
         );
     }
+    if args.iter().any(|a| a == "--blocked") {
+        let t = Instant::now();
+        let options = kanon_core::anonymize::ForestOptions {
+            k,
+            seed: 0,
+            improve: Some(effort),
+        };
+        let r = kanon_core::blocked::blocked_forest(
+            &tuples, m, &counts, &keys, &spans, &model, &options, size, None,
+        )
+        .expect("blocked");
+        println!(
+            "blocked_forest: {} groups, cost {:.4} %, {:.3} s",
+            r.groups,
+            100.0 * r.stats.cost / (counts.iter().sum::<u64>() as f64 * m as f64),
+            t.elapsed().as_secs_f64()
+        );
+        return;
+    }
     let mut members: Vec<Vec<usize>> = vec![Vec::new(); partition.parts];
     for (t, &p) in partition.part_of_tuple.iter().enumerate() {
         members[p as usize].push(t);
@@ -132,11 +157,6 @@ fn main() {
     let limit: usize = value("blocks")
         .and_then(|v| v.parse().ok())
         .unwrap_or(members.len());
-    let effort = if args.iter().any(|a| a == "--fast") {
-        Effort::Fast
-    } else {
-        Effort::Full
-    };
     let mut phases: BTreeMap<String, (f64, usize)> = BTreeMap::new();
     let mut add = |name: &str, secs: f64, changes: usize| {
         let e = phases.entry(name.to_owned()).or_insert((0.0, 0));
