@@ -3,7 +3,9 @@
 //! `cargo run --release -p kanon-core --example forest_file -- PREFIX [--blocks=N]
 //! [--block-size=S] [--fast] [--mondrian] [--blocked]` reads `PREFIX.tuples` (u32, m per tuple), `PREFIX.counts` (u64),
 //! `PREFIX.hier` (as `lattice_file`), `PREFIX.cut` (one line of cut keys per attribute)
-//! and `PREFIX.meta` (`k block_size cost`, the spans, the weights), cuts the pack into
+//! and `PREFIX.meta` (`k block_size cost`, the spans, the weights; with cost `range`,
+//! `PREFIX.keys`: one line of leaf keys per attribute, empty for a categorical one),
+//! cuts the pack into
 //! blocks with Mondrian, and runs the forest's phases on the first N blocks one by one,
 //! printing the time of each phase and improvement pass summed over those blocks
 //! (`--fast`: [`Effort::Fast`]; `--mondrian`: also the cost of a full Mondrian run;
@@ -70,11 +72,21 @@ fn main() {
         .unwrap_or_else(|| head[1].parse().expect("size"));
     let spans: Vec<f64> = numbers(lines.next().expect("spans"));
     let weights: Vec<f64> = numbers(lines.next().expect("weights"));
-    let kind = match head[2].as_str() {
-        "height" => LevelCost::Height,
-        _ => LevelCost::Ncp,
+    let model = match head[2].as_str() {
+        "range" => {
+            // One line of leaf keys per attribute, empty for a categorical one.
+            let text = std::fs::read_to_string(format!("{prefix}.keys")).expect("keys");
+            let keys = text
+                .lines()
+                .map(|l| Some(numbers(l)).filter(|k: &Vec<f64>| !k.is_empty()))
+                .collect();
+            CostModel::try_new_range(hierarchies.clone(), weights, keys).expect("model")
+        }
+        "height" => {
+            CostModel::try_new(hierarchies.clone(), weights, LevelCost::Height).expect("model")
+        }
+        _ => CostModel::try_new(hierarchies.clone(), weights, LevelCost::Ncp).expect("model"),
     };
-    let model = CostModel::try_new(hierarchies.clone(), weights, kind).expect("model");
     let effort = if args.iter().any(|a| a == "--fast") {
         Effort::Fast
     } else {
