@@ -20,44 +20,21 @@ use kanon_core::decompose::decompose;
 use kanon_core::forest::build_forest;
 use kanon_core::improve::{improve_with_stats, release_cost, repair, Effort};
 use kanon_core::mondrian::{mondrian, MondrianOptions};
-use kanon_core::Hierarchy;
 
-fn numbers<T: std::str::FromStr>(line: &str) -> Vec<T> {
-    line.split_whitespace()
-        .map(|x| x.parse().ok().expect("number"))
-        .collect()
-}
+mod dump;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let prefix = args.first().expect("PREFIX").clone();
-    let value = |name: &str| {
-        args.iter()
-            .find_map(|a| a.strip_prefix(&format!("--{name}=")).map(str::to_owned))
-    };
-    let raw = std::fs::read(format!("{prefix}.tuples")).expect("tuples");
-    let tuples: Vec<u32> = raw
-        .chunks_exact(4)
-        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect();
-    let raw = std::fs::read(format!("{prefix}.counts")).expect("counts");
-    let counts: Vec<u64> = raw
-        .chunks_exact(8)
-        .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
-        .collect();
-    let hier = std::fs::read_to_string(format!("{prefix}.hier")).expect("hier");
-    let hierarchies: Vec<Hierarchy> = hier
-        .split("\n\n")
-        .filter(|b| !b.trim().is_empty())
-        .map(|b| {
-            let levels: Vec<Vec<u32>> = b.lines().map(numbers).collect();
-            let views: Vec<&[u32]> = levels.iter().map(Vec::as_slice).collect();
-            Hierarchy::try_from_levels(&views).expect("hierarchy")
-        })
-        .collect();
+    let value = |name: &str| dump::option(&args, name);
+    let dump::Dump {
+        tuples,
+        counts,
+        hierarchies,
+    } = dump::read(&prefix);
     let m = hierarchies.len();
     let cut = std::fs::read_to_string(format!("{prefix}.cut")).expect("cut");
-    let keys: Vec<Vec<f64>> = cut.lines().map(numbers).collect();
+    let keys: Vec<Vec<f64>> = cut.lines().map(dump::numbers).collect();
     let meta = std::fs::read_to_string(format!("{prefix}.meta")).expect("meta");
     let mut lines = meta.lines();
     let head: Vec<String> = lines
@@ -70,15 +47,15 @@ fn main() {
     let size: u64 = value("block-size")
         .and_then(|v| v.parse().ok())
         .unwrap_or_else(|| head[1].parse().expect("size"));
-    let spans: Vec<f64> = numbers(lines.next().expect("spans"));
-    let weights: Vec<f64> = numbers(lines.next().expect("weights"));
+    let spans: Vec<f64> = dump::numbers(lines.next().expect("spans"));
+    let weights: Vec<f64> = dump::numbers(lines.next().expect("weights"));
     let model = match head[2].as_str() {
         "range" => {
             // One line of leaf keys per attribute, empty for a categorical one.
             let text = std::fs::read_to_string(format!("{prefix}.keys")).expect("keys");
             let keys = text
                 .lines()
-                .map(|l| Some(numbers(l)).filter(|k: &Vec<f64>| !k.is_empty()))
+                .map(|l| Some(dump::numbers(l)).filter(|k: &Vec<f64>| !k.is_empty()))
                 .collect();
             CostModel::try_new_range(hierarchies.clone(), weights, keys).expect("model")
         }

@@ -11,49 +11,18 @@
 use std::time::Instant;
 
 use kanon_core::lattice::{optimal, LatticeOptions, Metric};
-use kanon_core::Hierarchy;
 
-fn blocks<T: std::str::FromStr>(text: &str) -> Vec<Vec<Vec<T>>> {
-    text.split("\n\n")
-        .filter(|b| !b.trim().is_empty())
-        .map(|b| {
-            b.lines()
-                .map(|l| {
-                    l.split_whitespace()
-                        .map(|x| x.parse().ok().expect("number"))
-                        .collect()
-                })
-                .collect()
-        })
-        .collect()
-}
+mod dump;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let prefix = args.first().expect("PREFIX").clone();
-    let value = |name: &str| {
-        args.iter()
-            .find_map(|a| a.strip_prefix(&format!("--{name}=")).map(str::to_owned))
-    };
-    let raw = std::fs::read(format!("{prefix}.tuples")).expect("tuples");
-    let tuples: Vec<u32> = raw
-        .chunks_exact(4)
-        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect();
-    let raw = std::fs::read(format!("{prefix}.counts")).expect("counts");
-    let counts: Vec<u64> = raw
-        .chunks_exact(8)
-        .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
-        .collect();
-    let levels: Vec<Vec<Vec<u32>>> =
-        blocks(&std::fs::read_to_string(format!("{prefix}.hier")).expect("hier"));
-    let hierarchies: Vec<Hierarchy> = levels
-        .iter()
-        .map(|h| {
-            let views: Vec<&[u32]> = h.iter().map(Vec::as_slice).collect();
-            Hierarchy::try_from_levels(&views).expect("hierarchy")
-        })
-        .collect();
+    let value = |name: &str| dump::option(&args, name);
+    let dump::Dump {
+        tuples,
+        counts,
+        hierarchies,
+    } = dump::read(&prefix);
     let m = hierarchies.len();
     let metric = match value("metric").as_deref() {
         Some("nue") => Metric::Nue,
@@ -64,7 +33,7 @@ fn main() {
         _ => Metric::Loss,
     };
     let node_loss = match std::fs::read_to_string(format!("{prefix}.loss")) {
-        Ok(text) if metric == Metric::Loss => blocks(&text),
+        Ok(text) if metric == Metric::Loss => dump::blocks(&text),
         _ => Vec::new(),
     };
     let k: u64 = value("k").and_then(|v| v.parse().ok()).unwrap_or(5);
