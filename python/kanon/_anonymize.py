@@ -648,8 +648,9 @@ def tuple_lists(m: int) -> tuple[str, str]:
 def label_at(j: int, q: QuasiIdentifier, level: str) -> str:
     """Return SQL of QI ``j``'s label at ``level`` (an SQL expression).
 
-    The label is read from the coded hierarchy ``v{j}`` joined on the row's leaf (a
-    ``CASE``: a list of every level's label, indexed, built that list for every row).
+    The label is read from the coded hierarchy ``v{j}`` joined on the row's leaf, by a
+    ``CASE`` on the level (indexing a list of every level's label built that list for
+    every row).
     """
     labels = [f"v{j}.k"] + [f"v{j}.l{i}" for i in range(1, q.height + 1)]
     return f"CASE {level} " + " ".join(f"WHEN {i} THEN {x}" for i, x in enumerate(labels)) + " END"

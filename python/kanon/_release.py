@@ -78,7 +78,8 @@ def explain(
             in each block (default: 50,000 rows, 5,000 with ``labels="range"``).
         effort: for ``"forest"``: ``"full"`` (its improvement passes in rounds until
             nothing changes) or ``"fast"`` (one eject, split and search pass: about a
-            sixth of the time for some 12 % more loss); default ``"full"`` up to
+            quarter of the time on 1M generated rows for some 12 % more loss); default
+            ``"full"`` up to
             1,048,576 rows, ``"fast"`` above.
         **models: privacy models besides k for ``"optimal"``: ``sensitive`` (column;
             default the configured one), ``l`` with ``l_diversity`` (``"distinct"``,

@@ -69,19 +69,23 @@ fn main() {
     } else {
         Effort::Full
     };
+    // Mondrian cuts down to parts of at most `stop` rows (0: as far as they go).
+    let cut = |stop: u64| {
+        let options = MondrianOptions { k, stop };
+        mondrian(
+            &tuples,
+            m,
+            &counts,
+            &keys,
+            &spans,
+            &hierarchies,
+            None,
+            &options,
+        )
+        .expect("cut")
+    };
     let t0 = Instant::now();
-    let options = MondrianOptions { k, stop: size };
-    let partition = mondrian(
-        &tuples,
-        m,
-        &counts,
-        &keys,
-        &spans,
-        &hierarchies,
-        None,
-        &options,
-    )
-    .expect("cut");
+    let partition = cut(size);
     println!(
         "{} tuples, {} rows, {} blocks, cut {:.3} s",
         counts.len(),
@@ -90,19 +94,8 @@ fn main() {
         t0.elapsed().as_secs_f64()
     );
     if args.iter().any(|a| a == "--mondrian") {
-        let full = MondrianOptions { k, stop: 0 };
         let t = Instant::now();
-        let p = mondrian(
-            &tuples,
-            m,
-            &counts,
-            &keys,
-            &spans,
-            &hierarchies,
-            None,
-            &full,
-        )
-        .expect("m");
+        let p = cut(0);
         let secs = t.elapsed().as_secs_f64();
         let mut tuple_of_row = Vec::new();
         let mut group_of_row = Vec::new();

@@ -542,9 +542,13 @@ const REGROUP_WIDTH: usize = 4;
 const REGROUP_BATCH: usize = 64;
 /// Hard cap on the rounds of the improvement loop.
 const ROUNDS: usize = 8;
-/// [`NEAR`] and [`WINDOW`] under [`Effort::Fast`].
+/// [`NEAR`] under [`Effort::Fast`].
 const FAST_NEAR: usize = 10;
+/// [`WINDOW`] under [`Effort::Fast`].
 const FAST_WINDOW: usize = 3;
+/// A cut whose smaller side has at least this many rows (and an eighth of the group)
+/// splits its two sides in parallel.
+const PARALLEL_SPLIT_ROWS: usize = 2048;
 
 /// How much work [`improve_with_stats`] does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -557,9 +561,6 @@ pub enum Effort {
     /// of [`Effort::Full`] for 12 % more loss (which is still a quarter of Mondrian's).
     Fast,
 }
-/// A cut whose smaller side has at least this many rows (and an eighth of the group)
-/// splits its two sides in parallel.
-const PARALLEL_SPLIT_ROWS: usize = 2048;
 
 /// What one pass of [`improve_with_stats`] did.
 #[derive(Debug, Clone, PartialEq)]

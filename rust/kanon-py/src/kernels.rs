@@ -291,6 +291,16 @@ pub(crate) fn forest_anonymize<'py>(
             )))
         }
     };
+    let improve = match improve {
+        "full" => Some(Effort::Full),
+        "fast" => Some(Effort::Fast),
+        "none" => None,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "improve must be 'full', 'fast' or 'none', got {other:?}"
+            )))
+        }
+    };
     if keys.is_some() && kind != LevelCost::Range {
         return Err(PyValueError::new_err(format!(
             "keys are only used with cost='range', got cost={cost:?}"
@@ -316,16 +326,6 @@ pub(crate) fn forest_anonymize<'py>(
             size,
         )),
         None => None,
-    };
-    let improve = match improve {
-        "full" => Some(Effort::Full),
-        "fast" => Some(Effort::Fast),
-        "none" => None,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "improve must be 'full', 'fast' or 'none', got {other:?}"
-            )))
-        }
     };
     let options = ForestOptions { k, seed, improve };
     let release = run(py, || {
