@@ -849,7 +849,12 @@ struct Space<'a> {
     sets: Vec<usize>,
     /// Units of one distinct value beyond the first, per attribute of `sets`.
     set_unit: Vec<u64>,
+    /// Per attribute: its index in `sets`, [`NOT_SET`] for a range attribute.
+    set_of: Vec<usize>,
 }
+
+/// [`Space::set_of`] of an attribute priced by its range.
+const NOT_SET: usize = usize::MAX;
 
 /// Units of the meet of a rank range of one attribute.
 struct Span {
@@ -902,6 +907,10 @@ impl<'a> Space<'a> {
         let spans: Vec<Span> = (0..m).map(|j| Span::new(model, j, &ranks[j])).collect();
         let sets: Vec<usize> = (0..m).filter(|&j| model.is_set(j)).collect();
         let set_unit = sets.iter().map(|&j| model.set_units(j)).collect();
+        let mut set_of = vec![NOT_SET; m];
+        for (s, &j) in sets.iter().enumerate() {
+            set_of[j] = s;
+        }
         let mut space = Self {
             model,
             m,
@@ -913,6 +922,7 @@ impl<'a> Space<'a> {
             split_key: Vec::new(),
             sets,
             set_unit,
+            set_of,
         };
         // The cheapest mismatch of an attribute is the meet of two neighbouring ranks (one
         // more distinct value for a categorical range attribute).
@@ -1362,6 +1372,9 @@ struct Scratch {
     /// and whether a candidate group holds the row's value.
     rest_distinct: Vec<usize>,
     holds: Vec<bool>,
+    /// Per set attribute and value: `held_mark` if the current row's group holds it.
+    held: Vec<Vec<u64>>,
+    held_mark: u64,
     /// Groups around the group being worked on.
     hood: Vec<u32>,
 }
@@ -1379,6 +1392,8 @@ impl Scratch {
             tallies: Vec::new(),
             rest_distinct: Vec::new(),
             holds: Vec::new(),
+            held: Vec::new(),
+            held_mark: 0,
             hood: Vec::new(),
         }
     }
@@ -1830,6 +1845,22 @@ impl State {
             scratch.rest_distinct.push(kept);
             u_rest += space.set_units(s, kept);
         }
+        // The values g holds, to price a swapped-in row in O(1) per set attribute.
+        if scratch.held.len() != space.sets.len() {
+            scratch.held = space
+                .sets
+                .iter()
+                .map(|&j| vec![0; space.spans[j].leaves])
+                .collect();
+        }
+        scratch.held_mark += 1;
+        let mark = scratch.held_mark;
+        for (marks, tally) in scratch.held.iter_mut().zip(tg) {
+            for &(v, _) in &tally.counts {
+                marks[v as usize] = mark;
+            }
+        }
+        let held = &scratch.held;
         let rest = &scratch.rest;
         let rest_distinct = &scratch.rest_distinct;
         let holds = &mut scratch.holds;
@@ -1888,6 +1919,8 @@ impl State {
                 continue;
             }
             let bh = &self.bounds[hu * m..(hu + 1) * m];
+            // g's side of a swap must leave room: size_g · (u_gs − u_g) + floor_h < best.
+            let mut gs_cap = ceil_units(best - floor_h + cost_g, size_g);
             let mut previous = u32::MAX;
             for &s in &self.members[hu] {
                 let ts = space.tuple_of_row[s as usize];
@@ -1896,26 +1929,20 @@ impl State {
                 }
                 previous = ts;
                 let y = space.ranks(ts);
-                // Set attributes of both sides: g without the row plus y, h without y plus
-                // the row (nothing changes where the two rows agree).
-                let (mut set_gs, mut set_hs) = (0u64, 0u64);
-                for (s, &j) in space.sets.iter().enumerate() {
-                    if y[j] == x[j] {
-                        set_gs += space.set_units(s, tg[s].distinct());
-                        set_hs += space.set_units(s, th[s].distinct());
-                    } else {
-                        let gained = usize::from(tg[s].count(y[j]) == 0);
-                        set_gs += space.set_units(s, rest_distinct[s] + gained);
-                        let lost = usize::from(th[s].count(y[j]) == 1);
-                        let d = th[s].distinct() - lost + usize::from(!holds[s]);
-                        set_hs += space.set_units(s, d);
-                    }
-                }
-                // g's side must leave room: size_g · (u_gs − u_g) + floor_h < best.
-                let gs_cap = ceil_units(best - floor_h + cost_g, size_g);
-                let mut u_gs = set_gs;
+                // Each side is summed attribute by attribute in importance order and
+                // stops once it leaves no room (a partial sum is a lower bound): g's side
+                // is g without the row plus y, h's side h without y plus the row. A set
+                // attribute changes nothing where the two rows agree.
+                let mut u_gs = 0u64;
                 for &j in &space.importance {
-                    u_gs += space.span(j, rest[j].0.min(y[j]), rest[j].1.max(y[j]));
+                    u_gs += match space.set_of[j] {
+                        NOT_SET => space.span(j, rest[j].0.min(y[j]), rest[j].1.max(y[j])),
+                        i if y[j] == x[j] => space.set_units(i, tg[i].distinct()),
+                        i => {
+                            let gained = usize::from(held[i][y[j] as usize] != mark);
+                            space.set_units(i, rest_distinct[i] + gained)
+                        }
+                    };
                     if u_gs >= gs_cap {
                         break;
                     }
@@ -1925,16 +1952,26 @@ impl State {
                 }
                 let side_g = size_g * (i128::from(u_gs) - u_g);
                 let hs_cap = ceil_units(best - side_g + cost_h, size_h);
-                let mut u_hs = set_hs;
+                let mut u_hs = 0u64;
                 for &j in &space.importance {
-                    let (lo, hi) = bh[j].without(y[j]);
-                    u_hs += space.span(j, lo.min(x[j]), hi.max(x[j]));
+                    u_hs += match space.set_of[j] {
+                        NOT_SET => {
+                            let (lo, hi) = bh[j].without(y[j]);
+                            space.span(j, lo.min(x[j]), hi.max(x[j]))
+                        }
+                        i if y[j] == x[j] => space.set_units(i, th[i].distinct()),
+                        i => {
+                            let lost = usize::from(th[i].count(y[j]) == 1);
+                            space.set_units(i, th[i].distinct() - lost + usize::from(!holds[i]))
+                        }
+                    };
                     if u_hs >= hs_cap {
                         break;
                     }
                 }
                 if u_hs < hs_cap {
                     best = side_g + size_h * (i128::from(u_hs) - u_h);
+                    gs_cap = ceil_units(best - floor_h + cost_g, size_g);
                     choice = Some(Change::Swap(s));
                 }
             }
@@ -2370,6 +2407,9 @@ impl State {
 fn ceil_units(a: i128, d: i128) -> u64 {
     if a <= 0 || d <= 0 {
         0
+    } else if let (Ok(a), Ok(d)) = (u64::try_from(a), u64::try_from(d)) {
+        // The common case, without the far slower 128-bit division.
+        a.div_ceil(d)
     } else {
         u64::try_from((a + d - 1) / d).unwrap_or(u64::MAX)
     }

@@ -10,7 +10,7 @@ mod common;
 use common::{random_levels, Rng};
 use kanon_core::anonymize::{anonymize, ForestOptions, Release};
 use kanon_core::cost::{CostModel, LevelCost};
-use kanon_core::forest::nearest_neighbours;
+use kanon_core::forest::{build_forest, forest, nearest_neighbours};
 use kanon_core::improve::{improve_with_stats, release_cost, repair, Effort};
 use kanon_core::Hierarchy;
 use proptest::prelude::*;
@@ -422,7 +422,7 @@ proptest! {
     }
 
     #[test]
-    fn neighbour_lists_are_the_first_of_a_full_sort(seed in any::<u64>(), count in 1usize..6) {
+    fn neighbour_lists_are_the_first_of_a_full_sort(seed in any::<u64>(), count in 1usize..12) {
         let inst = random_instance(seed, SMALL);
         let model = inst.range_model();
         let n = inst.counts.len();
@@ -482,6 +482,32 @@ proptest! {
         let k = (1 + k_seed % inst.rows().min(5)) as usize;
         check_improvement(&inst, k)?;
     }
+}
+
+/// Under range costs `build_forest` lists few neighbours and rescans a vertex whose list
+/// runs out; its forest is the one of full lists (`k − 1` neighbours, never exhausted).
+#[test]
+fn short_neighbour_lists_build_the_forest_of_full_lists() {
+    let shape = Shape {
+        max_attributes: 4,
+        max_leaves: 8,
+        max_rows: 800,
+        ordered_numeric: false,
+    };
+    let mut rescanned = 0;
+    for seed in 0..60u64 {
+        let inst = random_instance(seed ^ 0xF0E5, shape);
+        let model = inst.range_model();
+        let k = (2 + seed % 60).min(inst.rows());
+        let full = nearest_neighbours(&inst.tuples, inst.m, &model, (k - 1) as usize).unwrap();
+        let want = forest(&inst.counts, k, &full, |_, _| None).unwrap();
+        let got = build_forest(&inst.tuples, inst.m, &inst.counts, k, &model).unwrap();
+        assert_eq!(got, want, "seed {seed}, k = {k}");
+        // Vertices whose first 8 neighbours all lie in their component when they pick.
+        let short = nearest_neighbours(&inst.tuples, inst.m, &model, 8).unwrap();
+        rescanned += usize::from(forest(&inst.counts, k, &short, |_, _| None).is_err());
+    }
+    assert!(rescanned > 0, "no instance exercised the rescan");
 }
 
 #[test]
