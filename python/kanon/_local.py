@@ -465,14 +465,19 @@ def forest_sql(
     ctes.append(level_cte(m))
     codes = ", ".join(f'"__kanon_c{j}"' for j in range(m))
     # The kernel numbers the rows of a tuple copy by copy: a tuple's only row is its copy
-    # 0, and the rows of a tuple occurring more often are ordered by all their columns.
-    order = ", ".join(f"r.{ident(c.name)}" for c in table.columns)
+    # 0, and the rows of a tuple occurring more often are ordered by their other columns.
+    # Their quasi-identifiers are equal (one code per value), so ordering by them too
+    # would decide nothing and only slow the sort; rows equal in every column are
+    # interchangeable.
+    qi_names = {q.column.name for q in qis}
+    others = [f"r.{ident(c.name)}" for c in table.columns if c.name not in qi_names]
+    order = f" ORDER BY {', '.join(others)}" if others else ""
     joined = f'FROM "__kanon_r" r JOIN "__kanon_b{rounds}" p USING ({codes})'
     ctes.append(
         f'"__kanon_n" AS (SELECT r.*, p.b AS "__kanon_b", p.t AS "__kanon_t", '
         f'0::UBIGINT AS "__kanon_c" {joined} WHERE p.n = 1 '
-        f"UNION ALL SELECT r.*, p.b, p.t, (row_number() OVER (PARTITION BY p.t ORDER BY "
-        f"{order}) - 1)::UBIGINT {joined} WHERE p.n > 1)"
+        f"UNION ALL SELECT r.*, p.b, p.t, (row_number() OVER (PARTITION BY p.t{order}) - 1)"
+        f"::UBIGINT {joined} WHERE p.n > 1)"
     )
     rows_sql = (
         'SELECT n.* EXCLUDE ("__kanon_b", "__kanon_t", "__kanon_c"), g."__kanon_grp", '
