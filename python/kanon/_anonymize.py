@@ -14,7 +14,7 @@ The generated SQL, step by step (all CTEs of one statement):
    hierarchies; it returns the group of every row and the level of every group.
 6. The rows, joined to their group: the kernel numbers the rows of a tuple copy by
    copy, and returns where each tuple's rows start; a tuple's only row is its copy 0,
-   the rows of a tuple occurring more often are ordered by all their columns (equal
+   the rows of a tuple occurring more often are ordered by their non-QI columns (equal
    inputs give equal releases, whatever the row order). Each
    quasi-identifier becomes the label of its group's level (``'*'`` at the top),
    identifiers become ``'*'``, other columns are unchanged.

@@ -79,8 +79,7 @@ def explain(
         effort: for ``"forest"``: ``"full"`` (its improvement passes in rounds until
             nothing changes) or ``"fast"`` (one eject, split and search pass: about a
             quarter of the time on 1M generated rows for some 12 % more loss); default
-            ``"full"`` up to
-            1,048,576 rows, ``"fast"`` above.
+            ``"full"`` up to 1,048,576 rows, ``"fast"`` above.
         **models: privacy models besides k for ``"optimal"``: ``sensitive`` (column;
             default the configured one), ``l`` with ``l_diversity`` (``"distinct"``,
             ``"entropy"``, ``"recursive"`` with ``c``), ``t`` with ``t_distance``
