@@ -10,8 +10,11 @@ from kanon._sql import ident
 from kanon.exceptions import ConfigError, InvalidInputError
 
 __all__ = [
+    "INTERNAL_TABLES",
+    "RESERVED_PREFIX",
     "Column",
     "Table",
+    "check_not_reserved",
     "check_view_name",
     "configured",
     "configured_full",
@@ -31,6 +34,35 @@ DATE_TYPES = frozenset(
 )
 #: Types whose values have a natural numeric or temporal order.
 NUMERIC_TYPES = INT_TYPES | FLOAT_TYPES | DATE_TYPES | {"UHUGEINT", "DECIMAL", "TIME", "INTERVAL"}
+
+
+#: Names beginning with this (in any case) belong to kanon's generated SQL and helper
+#: tables; a user table, column, hierarchy or release named so is refused, not captured.
+RESERVED_PREFIX = "__kanon"
+#: kanon's own tables in that namespace (DataFrames registered by the Python API).
+INTERNAL_TABLES: set[str] = set()
+
+
+def check_not_reserved(name: str, what: str) -> None:
+    """Refuse ``name`` if it begins with :data:`RESERVED_PREFIX` (case-insensitively)."""
+    if name.lower().startswith(RESERVED_PREFIX) and name not in INTERNAL_TABLES:
+        msg = (
+            f"{what} {name!r} begins with {RESERVED_PREFIX!r}, which kanon reserves for the "
+            "names of its generated SQL and helper tables; rename it"
+        )
+        raise ConfigError(msg)
+
+
+def _check_columns_not_reserved(table: Table) -> None:
+    for col in table.columns:
+        if col.name.lower().startswith(RESERVED_PREFIX):
+            msg = (
+                f"table {table.name!r} has a column {col.name!r}: names beginning with "
+                f"{RESERVED_PREFIX!r} are reserved for kanon's generated SQL; rename it, for "
+                f"example through a view: CREATE VIEW v AS SELECT * RENAME "
+                f"({ident(col.name)} AS {ident(col.name.lstrip('_'))}) FROM {table.sql}"
+            )
+            raise ConfigError(msg)
 
 
 @dataclass(frozen=True)
@@ -71,11 +103,14 @@ def resolve_table(con: duckdb.DuckDBPyConnection, name: str) -> Table:
     """Find table or view ``name`` (or ``schema.name``) as DuckDB itself resolves it.
 
     One ``DESCRIBE`` of the quoted name: temporary objects shadow persistent ones and the
-    search path applies, exactly as when the generated SQL runs.
+    search path applies, exactly as when the generated SQL runs. Names (of the table or
+    of a column) in kanon's reserved namespace are refused.
     """
     if not isinstance(name, str) or name == "":
         msg = f"a table name must be a non-empty string, got {name!r}"
         raise ConfigError(msg)
+    for part in name.split("."):
+        check_not_reserved(part, "table name")
     candidates = [ident(name)]
     if "." in name:
         candidates.append(".".join(ident(part) for part in name.split(".", 1)))
@@ -84,7 +119,9 @@ def resolve_table(con: duckdb.DuckDBPyConnection, name: str) -> Table:
             described = con.execute(f"DESCRIBE SELECT * FROM {sql}").fetchall()
         except duckdb.CatalogException:
             continue
-        return Table(name, sql, tuple(Column(r[0], r[1]) for r in described))
+        table = Table(name, sql, tuple(Column(r[0], r[1]) for r in described))
+        _check_columns_not_reserved(table)
+        return table
     msg = f"unknown table {name!r}: no table or view of that name exists"
     raise ConfigError(msg)
 
@@ -147,6 +184,7 @@ def check_view_name(con: duckdb.DuckDBPyConnection, name: str, source: Table) ->
     if not isinstance(name, str) or not name or "." in name:
         msg = f"name must be a non-empty unqualified view name, got {name!r}"
         raise InvalidInputError(msg)
+    check_not_reserved(name, "release name")
     if name.lower() == source.name.lower():
         msg = f"name {name!r} is the source table; choose another name for the release"
         raise InvalidInputError(msg)
