@@ -206,7 +206,8 @@ def _fresh_name(con: duckdb.DuckDBPyConnection) -> str:
     while True:
         candidate = f"__kanon_hbuild_{uuid.uuid4().hex}"
         taken = con.execute(
-            "SELECT count(*) FROM duckdb_tables() WHERE lower(table_name) = lower(?)",
+            "SELECT count(*) FROM (SELECT table_name AS n FROM duckdb_tables() "
+            "UNION ALL SELECT view_name FROM duckdb_views()) WHERE lower(n) = lower(?)",
             [candidate],
         ).fetchall()[0][0]
         if not taken:
