@@ -365,3 +365,15 @@ def test_missing_directory_and_unreadable_inputs(
         locked.chmod(0)
         assert cli.main(["check", str(locked), "--qi", "age"]) == 2
         assert f"cannot read {locked}" in capsys.readouterr().err
+
+
+def test_comment_lines_before_the_header_are_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "notes.csv"
+    path.write_text("# exported 2024\nzip,age\n02134,34\n02139,34\n")
+    out = tmp_path / "out.csv"
+    assert cli.main(["anonymize", str(path), "--k", "2", "--qi", "age", "--out", str(out)]) == 0
+    lines = out.read_text().splitlines()
+    assert (lines[0], sorted(lines[1:])) == ("zip,age", ["02134,34", "02139,34"])
+    assert "wrote" in capsys.readouterr().out

@@ -152,10 +152,16 @@ def _not_text(path: str) -> str | None:
     return None
 
 
-def _first_line(path: str) -> str:
+def _head_lines(path: str, count: int) -> list[str]:
+    """The first ``count`` lines of the file, as text (undecodable bytes replaced)."""
+    lines: list[str] = []
     with Path(path).open("rb") as fh:
-        head = fh.read(65536)
-    return head.decode("utf-8", errors="replace").splitlines()[0] if head else ""
+        while len(lines) < count:
+            line = fh.readline(65536)
+            if not line:
+                break
+            lines.append(line.decode("utf-8", errors="replace"))
+    return lines
 
 
 def _sniff(
@@ -179,7 +185,9 @@ def _sniff(
         # The sniffer found no delimiter that splits every row alike and fell back to
         # one column per line: if the first line holds a usual delimiter, say why that
         # one does not work.
-        counts = Counter(ch for ch in _first_line(path) if ch in _CANDIDATES and ch != delim)
+        counts = Counter(
+            ch for ch in "".join(_head_lines(path, 1)) if ch in _CANDIDATES and ch != delim
+        )
         if counts:
             likely = counts.most_common(1)[0][0]
             strict = _strict_reason(con, path, likely)
@@ -190,16 +198,16 @@ def _sniff(
                 )
                 raise _unparsable(path, "CSV", msg)
 
-    if int(skip) > 0:
+    skipped = _head_lines(path, int(skip))
+    if any(line.strip() and not line.lstrip().startswith("#") for line in skipped):
         # The sniffer starts the table below lines that do not fit it; an anonymizer must
-        # not drop rows silently, so those lines are reported instead.
+        # not drop rows silently, so those lines are reported (blank and # lines are not).
         strict = _strict_reason(con, path, str(delim))
-        if strict is not None:
-            msg = (
-                f"its first {int(skip)} line(s) do not have the fields of the rows below "
-                f"them (DuckDB would skip them); {strict}"
-            )
-            raise _unparsable(path, "CSV", msg)
+        msg = (
+            f"its first {int(skip)} line(s) do not have the fields of the rows below them "
+            f"(DuckDB would skip them); {strict or 'remove them or make every row alike'}"
+        )
+        raise _unparsable(path, "CSV", msg)
 
     def opt(value: Any) -> str:
         return "" if value is None or value == _EMPTY else str(value)
