@@ -335,6 +335,16 @@ def test_failing_builder_keeps_the_existing_table(
     assert _no_build_tables(con)
 
 
+def test_builder_replaces_the_temp_table_its_name_resolves_to(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    make_table(con, ["x", "y"], "VARCHAR", table="src", column="c")
+    con.execute("CREATE TEMP TABLE h AS SELECT 1 AS old, 2 AS older")
+    assert suppress(con, "h", table="src", column="c") == Hierarchy("h", 1)
+    assert rows(con, "h") == [("x", "*"), ("y", "*")]
+    assert validate(con, "h", table="src", column="c") == Hierarchy("h", 1)
+
+
 def test_builder_inside_an_open_transaction(con: duckdb.DuckDBPyConnection) -> None:
     make_table(con, ["x", "y"], "VARCHAR", table="src", column="c")
     con.execute("BEGIN")

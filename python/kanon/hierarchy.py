@@ -241,8 +241,15 @@ def _create(
         con.execute(f"CREATE TEMP TABLE {ident(tmp)} AS {select_sql}")
         built = _validate(con, tmp, table=table, column=column, display=name)
         _refuse_view(con, name)
+        # A TEMP table of that name shadows any other: it is the one to replace.
+        shadowing = con.execute(
+            "SELECT count(*) FROM duckdb_tables() "
+            "WHERE database_name = 'temp' AND lower(table_name) = lower(?)",
+            [name],
+        ).fetchall()[0][0]
+        kind = "TEMP TABLE" if shadowing else "TABLE"
         con.execute(
-            f"CREATE OR REPLACE TABLE {ident(name)} AS SELECT * FROM temp.main.{ident(tmp)}"
+            f"CREATE OR REPLACE {kind} {ident(name)} AS SELECT * FROM temp.main.{ident(tmp)}"
         )
     finally:
         # A failed statement inside the caller's transaction aborts it (and so the
