@@ -377,7 +377,7 @@ def test_materialize_refresh_and_metrics_under_internal_names(
             ]
         )
         if method == "forest":
-            con.execute(f"INSERT INTO {ident(table)} SELECT * FROM ({BASE}) LIMIT 9")
+            con.execute(f"INSERT INTO {ident(table)} SELECT * FROM ({BASE}) ORDER BY rid LIMIT 9")
             kanon.refresh(con, name)
             out.append(_view(con, name, back))
         return out
@@ -445,7 +445,7 @@ def test_materialize_and_refresh_keep_the_users_temporary_tables(
     for t in ("__kanon_assign", "__kanon_new", "__kanon_src", "__kanon_c0", "__kanon_placed"):
         con.execute(f"CREATE TEMP TABLE {t} AS SELECT 42 AS mine")
     kanon.materialize(con, "src", 4, "rel2", QI)
-    con.execute(f"INSERT INTO src SELECT * FROM ({BASE}) LIMIT 7")
+    con.execute(f"INSERT INTO src SELECT * FROM ({BASE}) ORDER BY rid LIMIT 7")
     report = kanon.refresh(con, "rel2")
     assert report.added == 7
     for t in ("__kanon_assign", "__kanon_new", "__kanon_src", "__kanon_c0", "__kanon_placed"):

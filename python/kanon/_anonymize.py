@@ -29,6 +29,7 @@ from kanon._catalog import (
     INT_TYPES,
     Column,
     Table,
+    UnknownTableError,
     configured_full,
     resolve_columns,
     resolve_table,
@@ -308,9 +309,9 @@ def hierarchy_of(
         return QuasiIdentifier(col, None, select, labels, level0, weight, spec)
     try:
         h = resolve_table(con, name)
-    except ConfigError:
+    except UnknownTableError:
         msg = f"hierarchy table {name!r} of column {col.name!r} does not exist"
-        raise ConfigError(msg) from None
+        raise UnknownTableError(msg) from None
     if len(h.columns) < 2:
         msg = (
             f"hierarchy {name!r} of column {col.name!r} has {len(h.columns)} column; "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import duckdb
@@ -11,9 +12,11 @@ from kanon.exceptions import ConfigError, InvalidInputError
 
 __all__ = [
     "INTERNAL_TABLES",
+    "MAX_QIS",
     "RESERVED_PREFIX",
     "Column",
     "Table",
+    "UnknownTableError",
     "check_not_reserved",
     "check_view_name",
     "configured",
@@ -123,7 +126,7 @@ def resolve_table(con: duckdb.DuckDBPyConnection, name: str) -> Table:
         _check_columns_not_reserved(table)
         return table
     msg = f"unknown table {name!r}: no table or view of that name exists"
-    raise ConfigError(msg)
+    raise UnknownTableError(msg)
 
 
 def has_default_generalizer(column: Column) -> bool:
@@ -164,11 +167,34 @@ def configured_full(
         ).fetchall()
     except duckdb.CatalogException:  # kanon.install has not run on this database
         return []
+    for c, _, _, w in rows:
+        if not (w > 0 and math.isfinite(w)):
+            msg = (
+                f"kanon_columns gives column {c!r} of table {table!r} the weight {w}; weights "
+                "must be positive finite numbers: fix it with kanon.configure(...) or UPDATE "
+                "kanon_columns SET weight = ..."
+            )
+            raise ConfigError(msg)
     return [(str(c), str(r), h, float(w)) for c, r, h, w in rows]
 
 
+class UnknownTableError(ConfigError):
+    """A table or view the call names does not exist (for the connection that looked)."""
+
+
+#: The most quasi-identifiers one release or check takes.
+MAX_QIS = 64
+
+
 def resolve_columns(table: Table, names: list[str], what: str) -> list[Column]:
-    """Resolve ``names`` to columns of ``table``; reject duplicates."""
+    """Resolve ``names`` to columns of ``table``; reject duplicates (and too many QIs)."""
+    if what == "qi" and len(names) > MAX_QIS:
+        msg = (
+            f"at most {MAX_QIS} quasi-identifiers are supported, got {len(names)} for table "
+            f"{table.name!r}: pass as qi := [...] the columns an attacker could know "
+            "(k-anonymity over that many columns generalizes nearly every value to '*')"
+        )
+        raise InvalidInputError(msg)
     cols = [table.column(n) for n in names]
     seen: set[str] = set()
     for col in cols:

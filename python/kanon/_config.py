@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import math
+from typing import TYPE_CHECKING, Any
 
 from kanon import hierarchy
 from kanon._catalog import has_default_generalizer, resolve_columns, resolve_table
@@ -13,6 +14,32 @@ if TYPE_CHECKING:
     import duckdb
 
 __all__ = ["configure"]
+
+
+def _mapping(value: object, what: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        msg = f"{what} must map column names to numbers, got {value!r}"
+        raise ConfigError(msg)
+    return value
+
+
+def _number(value: object, what: str, column: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        msg = f"the {what} of column {column!r} must be a number, got {value!r}"
+        raise ConfigError(msg)
+    return float(value)
+
+
+def _whole(value: object, what: str, column: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        msg = f"the {what} of column {column!r} must be a whole number, got {value!r}"
+        raise ConfigError(msg)
+    if not -(2**31) <= value < 2**31:
+        msg = f"the {what} of column {column!r} must fit in 32 bits, got {value!r}"
+        raise ConfigError(msg)
+    return value
 
 
 def configure(
@@ -82,20 +109,21 @@ def configure(
                 raise ConfigError(msg)
         else:
             hierarchy.validate(con, h, table=resolved.name, column=column)
-    extras: dict[str, dict[str, float] | dict[str, int]] = {
-        "weights": weights or {},
-        "priorities": priorities or {},
-    }
+    weights_ = _mapping(weights, "weights")
+    priorities_ = _mapping(priorities, "priorities")
+    extras: dict[str, dict[str, Any]] = {"weights": weights_, "priorities": priorities_}
     for what, mapping in extras.items():
         for name in mapping:
             if roles.get(resolved.column(name).name) != "qi":
                 msg = f"{what} names column {name!r}, which is not a quasi-identifier"
                 raise ConfigError(msg)
-    weight_of = {resolved.column(n).name: float(w) for n, w in (weights or {}).items()}
-    if any(not w > 0 for w in weight_of.values()):
-        msg = f"weights must be positive, got {weight_of}"
+    weight_of = {resolved.column(n).name: _number(w, "weight", n) for n, w in weights_.items()}
+    if any(not (w > 0 and math.isfinite(w)) for w in weight_of.values()):
+        msg = f"weights must be positive finite numbers, got {weight_of}"
         raise ConfigError(msg)
-    priority_of = {resolved.column(n).name: int(p) for n, p in (priorities or {}).items()}
+    priority_of = {
+        resolved.column(n).name: _whole(p, "priority", n) for n, p in priorities_.items()
+    }
     install(con)
     rows = [
         (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -10,6 +11,7 @@ from duckdb import func
 
 from kanon import _core
 from kanon._anonymize import AnonymizeOptions, plan_anonymize
+from kanon._catalog import UnknownTableError
 from kanon._hkp import HKP_RUN_SQL_PARAMS, HKP_RUN_SQL_TYPE, HkpOptions, hkp_run, plan_hkp
 from kanon._metrics import plan_metrics
 from kanon._models import PrivacyModels
@@ -30,7 +32,7 @@ from kanon._udf import (
     optimal,
 )
 from kanon._udf_local import MONDRIAN_SQL_PARAMS, MONDRIAN_SQL_TYPE, mondrian
-from kanon.exceptions import InvalidInputError
+from kanon.exceptions import ConfigError, InvalidInputError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -41,6 +43,27 @@ __all__ = ["install", "install_kernels", "sql_bundle"]
 def sql_bundle() -> list[tuple[str, str]]:
     """The SQL files shipped in the extension, in load order, as ``(name, text)``."""
     return list(_core.sql_bundle())
+
+
+def _committed_tables_only(plan: Callable[..., str]) -> Callable[..., str]:
+    """A planner UDF, whose cursor sees committed tables only: say so when one is unknown."""
+
+    @functools.wraps(plan)
+    def planner(*args: Any) -> str:
+        try:
+            return plan(*args)
+        except UnknownTableError as err:
+            msg = (
+                f"{err}. kanon's SQL functions read tables through a connection of their "
+                "own, which sees committed, persistent tables and views only: not TEMP "
+                "tables, tables created in a transaction not yet committed, or DataFrames "
+                "registered on the connection. Use the Python API (kanon.anonymize(data, "
+                "k, ...), kanon.check(...)), which reads them on your connection, or create "
+                "a regular table and COMMIT"
+            )
+            raise ConfigError(msg) from None
+
+    return planner
 
 
 def _replace_function(
@@ -57,7 +80,7 @@ def _replace_function(
         con.remove_function(name)
     con.create_function(
         name,
-        function,
+        _committed_tables_only(function) if name.startswith("kanon_plan_") else function,
         list(parameters),
         return_type,
         type=func.ARROW if arrow else func.NATIVE,
