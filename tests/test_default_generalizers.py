@@ -20,6 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kanon
+from kanon import hierarchy
+from kanon.exceptions import InvalidInputError
 
 if TYPE_CHECKING:
     import duckdb
@@ -259,3 +261,20 @@ def test_materialized_timestamptz_view_reads_the_same_in_any_time_zone(
     kanon.materialize(con, "src", 5, "rel_utc", qi=["x", "y"], method=method)
     con.execute("SET TimeZone = 'America/St_Johns'")
     assert sorted(con.execute("SELECT * FROM rel_utc").fetchall()) == made
+
+
+def test_interval_builders_on_uhugeint_are_exact(con: duckdb.DuckDBPyConnection) -> None:
+    # UHUGEINT is an integer type: exact splits, and no interval end beyond the type.
+    top = 2**128 - 1
+    con.execute(
+        f"CREATE TABLE u AS SELECT CAST('{top}' AS UHUGEINT) - CAST(i AS UHUGEINT) AS x "
+        "FROM range(10) r(i)"
+    )
+    hierarchy.intervals(con, "h", table="u", column="x")
+    rows = con.execute("SELECT CAST(level_0 AS VARCHAR), level_1 FROM h ORDER BY 1").fetchall()
+    assert rows[-1] == (str(top), f"[{top - 1}..{top}]")
+    with pytest.raises(InvalidInputError, match="largest integer type"):
+        hierarchy.intervals(con, "h", table="u", column="x", width=4)
+    con.execute(f"UPDATE u SET x = x - CAST('{2**127}' AS UHUGEINT)")
+    hierarchy.intervals(con, "h", table="u", column="x", width=4)
+    assert con.execute("SELECT count(*) FROM h").fetchall() == [(10,)]

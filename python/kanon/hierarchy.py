@@ -442,6 +442,8 @@ def dates(con: duckdb.DuckDBPyConnection, name: str, *, table: str, column: str)
 
     Labels: month ``'YYYY-MM'``, year ``'YYYY'``, decade ``'1990s'`` (the year rounded
     down to a multiple of ten, four digits). Level 0 is the date (or timestamp) itself.
+    A ``TIMESTAMPTZ`` is read in UTC, so the labels do not depend on the session's
+    ``TimeZone``.
 
     Args:
         con: The DuckDB connection.
