@@ -34,11 +34,11 @@ from kanon._anonymize import (
     label_at,
     release_columns,
 )
-from kanon._metrics import exact_positions, has_position, ncp_sql, position
+from kanon._metrics import exact_positions, has_position, ncp_sql, position, value_points
 from kanon._models import model_args
-from kanon._sql import ident, literal
+from kanon._sql import literal
 from kanon.exceptions import InvalidInputError
-from kanon.hierarchy import ROOT, value_text
+from kanon.hierarchy import ROOT
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -180,26 +180,23 @@ def _node_loss(table: Table, qis: list[QuasiIdentifier]) -> tuple[list[str], str
     per_qi = []
     for j, q in enumerate(qis):
         top = q.height
-        if has_position(q.column.type) and keyed_by_value(q):
-            # The leaf's key is the value itself: its position needs no pass over the data.
-            points = (
-                f"SELECT v.*, {position('v.vk', q.column.type)} AS x, v.vk AS val "
-                f'FROM "__kanon_v{j}" v'
-            )
-        elif has_position(q.column.type):
-            c = ident(q.column.name)
-            values = (
-                f"(SELECT DISTINCT {value_text(c, q.column.type)} AS key, "
-                f"{position(c, q.column.type)} AS x, {c} AS val FROM {table.sql} "
-                f"WHERE {c} IS NOT NULL)"
-            )
-            points = (
-                f'SELECT v.*, d.x, d.val FROM "__kanon_v{j}" v LEFT JOIN {values} d ON v.k = d.key'
-            )
+        if not has_position(q.column.type):
+            points = f'SELECT v.*, CAST(NULL AS DOUBLE) AS x FROM "__kanon_v{j}" v'
         else:
-            points = f'SELECT v.*, CAST(NULL AS DOUBLE) AS x, NULL AS val FROM "__kanon_v{j}" v'
-        # Positions that cannot measure the values (NaN, ±inf, beyond doubles): ranks.
-        ctes.append(f'"__kanon_p{j}" AS (WITH p0 AS ({points}) {exact_positions("p0")})')
+            if keyed_by_value(q):
+                # The leaf's key is the value itself: its position needs no pass over the data.
+                values = (
+                    f"SELECT v.*, {position('v.vk', q.column.type)} AS x, v.vk AS val "
+                    f'FROM "__kanon_v{j}" v'
+                )
+            else:
+                values = (
+                    f'SELECT v.*, d.x, d.val FROM "__kanon_v{j}" v LEFT JOIN '
+                    f"{value_points(q, table.sql)} d ON v.k = d.key"
+                )
+            # Positions that cannot measure the values (NaN, ±inf, beyond doubles): ranks.
+            points = f"WITH p0 AS ({values}) {exact_positions('p0')}"
+        ctes.append(f'"__kanon_p{j}" AS ({points})')
         domain = f'(SELECT count(k) AS card, min(x) AS lo, max(x) AS hi FROM "__kanon_p{j}")'
         levels = [f'SELECT 0 AS lvl, a0 AS code, 0.0 AS loss FROM "__kanon_v{j}"']
         # The NULL leaf's label below the root has no leaves and no positions: loss 0.
