@@ -139,6 +139,12 @@ def test_hugeint_and_wide_doubles_and_nan_are_released(con: duckdb.DuckDBPyConne
         _check_release(con, 4, method, extra)
     rel = kanon.anonymize("src", 1, con=con, qi=["x", "y"], method="mondrian")
     assert {"nan", "inf", "-inf"} <= {r[1] for r in rel.fetchall()}
+    # 0 and ±1e308 with NULLs: the NULL leaf's key, a span beyond the largest, or the
+    # span up to it overflowed.
+    for xs in ([None, None, "1e308", "0.0"], [None, None, "-1e308", "0.0"]):
+        _table(con, "DOUBLE", xs)
+        for method, extra in METHODS:
+            _check_release(con, 2, method, extra)
     # The loss of such a release is measured by ranks, not NaN.
     kanon.anonymize("src", 4, con=con, qi=["x", "y"]).create("rel")
     assert math.isfinite(kanon.metrics("src", "rel", ["x", "y"], con=con).gcp)

@@ -205,14 +205,19 @@ def exact_positions(points: str) -> str:
     """SQL of ``points`` with its positions ``x`` made ranks where they cannot measure.
 
     ``points`` is a relation with columns ``x`` (a :func:`position`) and ``val`` (the
-    value). Positions are doubles: they collide for integers and decimals beyond 2**53 (HUGEINT,
-    DECIMAL(38)) and are useless for NaN, ±inf or spans that overflow (±1e308). Then
+    value). Positions are doubles: they collide for integers and decimals beyond 2**53
+    (HUGEINT, DECIMAL(38)) and are useless for NaN, ±inf or spans that overflow (±1e308,
+    or 0 and 1e308 once the NULL leaf's key is placed a span beyond the largest). Then
     every value's ``x`` is its rank among the distinct values (1, 2, ..., in DuckDB's
     order, NaN last); a NULL value keeps a NULL ``x``.
     """
+    # The NULL leaf's key lies one span beyond the largest (kanon._local.key_ctes): it
+    # and the span up to it must be finite too.
+    beyond = "(max(x) + greatest(max(x) - min(x), 1.0))"
     usable = (
-        f"(SELECT coalesce(bool_and(isfinite(x)) AND isfinite(max(x) - min(x)) "
-        f"AND count(DISTINCT x) = count(DISTINCT val), TRUE) FROM {points} WHERE val IS NOT NULL)"
+        f"(SELECT coalesce(bool_and(isfinite(x)) AND isfinite({beyond} - min(x)) "
+        f"AND isfinite({beyond}) AND count(DISTINCT x) = count(DISTINCT val), TRUE) "
+        f"FROM {points} WHERE val IS NOT NULL)"
     )
     return (
         f"SELECT * REPLACE (CASE WHEN {usable} THEN x WHEN val IS NULL THEN NULL "
