@@ -37,7 +37,15 @@ from kanon._catalog import (
 from kanon._models import PrivacyModels, ResolvedModels, population_table, resolve_models
 from kanon._sql import ident, literal
 from kanon.exceptions import ConfigError, HierarchyError, InvalidInputError
-from kanon.hierarchy import ROOT, default_select, default_spec, leaves_from, value_text
+from kanon.hierarchy import (
+    ROOT,
+    default_outside,
+    default_range_text,
+    default_select,
+    default_spec,
+    leaves_from,
+    value_text,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -302,7 +310,7 @@ def hierarchy_of(
     if name is None:
         source = table.sql if domain is None else domain
         spec = default_spec(con, source, col.name, col.type)
-        select = default_select(leaves_from(source, col.name, col.type), spec)
+        select = default_select(leaves_from(source, col.name, col.type), spec, col.type)
         described = con.execute(f"DESCRIBE {select}").fetchall()
         labels = tuple(str(r[0]) for r in described)
         level0 = str(described[0][1])
@@ -583,14 +591,14 @@ def coded_ctes(
         # a leaf, or outside the range a default interval hierarchy was planned for,
         # stops the query rather than losing its row or getting a wrong label.
         guard = f"WHEN v{j}.a0 IS NULL THEN error({_missing(table, q, key)}) "
-        if q.default is not None and q.default["kind"] in ("int", "float"):
-            x = f"CAST(s.{ident(q.column.name)} AS DOUBLE)"
-            lo, hi = float(q.default["lo"]), float(q.default["hi"])
-            outside = literal(
-                f"a value of column {q.column.name!r} is outside the range [{lo!r}, {hi!r}] "
-                "its interval hierarchy was planned for; plan the query again: "
+        outside = default_outside(f"s.{ident(q.column.name)}", q.default, q.column.type)
+        if outside is not None and q.default is not None:
+            text = literal(
+                f"a value of column {q.column.name!r} is outside the range "
+                f"{default_range_text(q.default)} its interval hierarchy was planned for; "
+                "plan the query again: "
             )
-            guard += f"WHEN {x} < {lo!r} OR {x} > {hi!r} THEN error({outside} || {key}) "
+            guard += f"WHEN {outside} THEN error({text} || {key}) "
         selects.append(f"CASE {guard}ELSE v{j}.a0 END AS {codes[j]}")
         joins.append(
             f'LEFT JOIN "__kanon_v{j}" v{j} '

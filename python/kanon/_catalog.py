@@ -28,15 +28,16 @@ __all__ = [
 
 INT_TYPES = frozenset(
     {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT"}
-    | {"UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT"}
+    | {"UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT"}
 )
 FLOAT_TYPES = frozenset({"FLOAT", "DOUBLE"})
+#: DuckDB's name of TIMESTAMPTZ: instants, whose calendar and text kanon reads in UTC.
+TIMESTAMPTZ = "TIMESTAMP WITH TIME ZONE"
 DATE_TYPES = frozenset(
-    {"DATE", "TIMESTAMP", "TIMESTAMP_S", "TIMESTAMP_MS", "TIMESTAMP_NS"}
-    | {"TIMESTAMP WITH TIME ZONE"}
+    {"DATE", "TIMESTAMP", "TIMESTAMP_S", "TIMESTAMP_MS", "TIMESTAMP_NS"} | {TIMESTAMPTZ}
 )
 #: Types whose values have a natural numeric or temporal order.
-NUMERIC_TYPES = INT_TYPES | FLOAT_TYPES | DATE_TYPES | {"UHUGEINT", "DECIMAL", "TIME", "INTERVAL"}
+NUMERIC_TYPES = INT_TYPES | FLOAT_TYPES | DATE_TYPES | {"DECIMAL", "TIME", "INTERVAL"}
 
 
 #: Names beginning with this (in any case) belong to kanon's generated SQL and helper

@@ -30,7 +30,7 @@ import math
 from typing import TYPE_CHECKING
 
 from kanon._anonymize import coded_ctes, hierarchy_lists, keyed_by_value, label_at, release_columns
-from kanon._metrics import position
+from kanon._metrics import exact_positions, position
 from kanon._models import model_args
 from kanon._sql import ident, literal
 from kanon.hierarchy import ROOT, value_text
@@ -96,8 +96,10 @@ def key_ctes(table: Table, qis: list[QuasiIdentifier]) -> list[str]:
                     f"WHERE {c} IS NOT NULL)"
                 )
                 p = f"SELECT v.a0, d.x, d.val FROM {v} v LEFT JOIN {points} d ON v.k = d.key"
+            # Positions that cannot measure the values (NaN, ±inf, overflowing spans,
+            # integers beyond doubles) become ranks.
             out.append(
-                f'"__kanon_k{j}" AS (WITH p AS ({p}) '
+                f'"__kanon_k{j}" AS (WITH p0 AS ({p}), p AS ({exact_positions("p0")}) '
                 "SELECT a0, coalesce(x, (SELECT coalesce(max(x) + greatest(max(x) - min(x), "
                 "1.0), 0.0) FROM p)) AS x, x AS raw, val FROM p)"
             )

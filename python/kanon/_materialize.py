@@ -37,7 +37,7 @@ from kanon._owned import claim, drop_stale, helper, read_meta, temp_name
 from kanon._portable_view import materialize_global
 from kanon._sql import ident, literal
 from kanon.exceptions import ConfigError, HierarchyError, InvalidInputError
-from kanon.hierarchy import ROOT, default_select, value_text
+from kanon.hierarchy import ROOT, default_outside, default_select, value_text
 
 if TYPE_CHECKING:
     import duckdb
@@ -300,15 +300,15 @@ def _cover(
         f"(SELECT k FROM {codes} WHERE k IS NOT NULL)"
     )
     spec = meta["defaults"][j]
-    if spec is not None and spec["kind"] in ("int", "float"):
+    outside_sql = default_outside("v", spec, typ)
+    if outside_sql is not None:
         (outside,) = con.execute(
-            f"SELECT count(*) FROM ({missing_sql}) WHERE CAST(v AS DOUBLE) < {float(spec['lo'])!r} "
-            f"OR CAST(v AS DOUBLE) > {float(spec['hi'])!r} OR NOT isfinite(CAST(v AS DOUBLE))"
+            f"SELECT count(*) FROM ({missing_sql}) WHERE {outside_sql}"
         ).fetchall()[0]
         if outside:
             spec = None  # report the values below
     if spec is not None:
-        select = default_select(missing_sql, spec)
+        select = default_select(missing_sql, spec, typ)
         labels = ", ".join(f"CAST(level_{i} AS VARCHAR)" for i in range(1, height + 1))
         con.execute(
             f"INSERT INTO {ident(helper(name, f'h{j}'))} "

@@ -83,7 +83,15 @@ if TYPE_CHECKING:
 
     import duckdb
 
-__all__ = ["COLUMNS", "Metrics", "ncp_sql", "plan_metrics", "position", "value_points"]
+__all__ = [
+    "COLUMNS",
+    "Metrics",
+    "exact_positions",
+    "ncp_sql",
+    "plan_metrics",
+    "position",
+    "value_points",
+]
 
 #: The columns of ``kanon_metrics``, in order.
 COLUMNS = (
@@ -193,16 +201,41 @@ def position(expr: str, typ: str) -> str:
     return f"CAST({expr} AS DOUBLE)"
 
 
+def exact_positions(points: str) -> str:
+    """SQL of ``points`` with its positions ``x`` made ranks where they cannot measure.
+
+    ``points`` is a relation with columns ``x`` (a :func:`position`) and ``val`` (the
+    value). Positions are doubles: they collide for integers and decimals beyond 2**53
+    (HUGEINT, DECIMAL(38)) and are useless for NaN, ±inf or spans that overflow (±1e308,
+    or 0 and 1e308 once the NULL leaf's key is placed a span beyond the largest). Then
+    every value's ``x`` is its rank among the distinct values (1, 2, ..., in DuckDB's
+    order, NaN last); a NULL value keeps a NULL ``x``.
+    """
+    # The NULL leaf's key lies one span beyond the largest (kanon._local.key_ctes): it
+    # and the span up to it must be finite too.
+    beyond = "(max(x) + greatest(max(x) - min(x), 1.0))"
+    usable = (
+        f"(SELECT coalesce(bool_and(isfinite(x)) AND isfinite({beyond} - min(x)) "
+        f"AND isfinite({beyond}) AND count(DISTINCT x) = count(DISTINCT val), TRUE) "
+        f"FROM {points} WHERE val IS NOT NULL)"
+    )
+    return (
+        f"SELECT * REPLACE (CASE WHEN {usable} THEN x WHEN val IS NULL THEN NULL "
+        "ELSE CAST(dense_rank() OVER (ORDER BY val) AS DOUBLE) END AS x) "
+        f"FROM {points}"
+    )
+
+
 def value_points(q: QuasiIdentifier, source: str) -> str:
     """Return SQL of the distinct non-NULL values of QI ``q`` in ``source``.
 
-    Columns: ``key`` (the value as hierarchy text) and ``x`` (its :func:`position`, NULL
-    for unordered types).
+    Columns: ``key`` (the value as hierarchy text), ``x`` (its :func:`position`, NULL
+    for unordered types) and ``val`` (the value).
     """
     c = ident(q.column.name)
     return (
         f"(SELECT DISTINCT {value_text(c, q.column.type)} AS key, "
-        f"{position(c, q.column.type)} AS x FROM {source} WHERE {c} IS NOT NULL)"
+        f"{position(c, q.column.type)} AS x, {c} AS val FROM {source} WHERE {c} IS NOT NULL)"
     )
 
 
@@ -225,8 +258,8 @@ def _nodes_cte(j: int, q: QuasiIdentifier, source: str) -> list[str]:
     """CTEs ``__kanon_p{j}`` (present leaves), ``__kanon_d{j}`` (domain), ``__kanon_n{j}``."""
     top = q.height
     present = (
-        f'"__kanon_p{j}" AS (SELECT h.*, d.x FROM "__kanon_h{j}" h JOIN '
-        f"{value_points(q, source)} d ON h.k = d.key)"
+        f'"__kanon_p{j}" AS (WITH p0 AS (SELECT h.*, d.x, d.val FROM "__kanon_h{j}" h JOIN '
+        f"{value_points(q, source)} d ON h.k = d.key) {exact_positions('p0')})"
     )
     domain = (
         f'"__kanon_d{j}" AS (SELECT count(*) AS card, min(x) AS lo, max(x) AS hi '

@@ -34,7 +34,7 @@ from kanon._anonymize import (
     label_at,
     release_columns,
 )
-from kanon._metrics import has_position, ncp_sql, position, value_points
+from kanon._metrics import exact_positions, has_position, ncp_sql, position, value_points
 from kanon._models import model_args
 from kanon._sql import literal
 from kanon.exceptions import InvalidInputError
@@ -180,16 +180,22 @@ def _node_loss(table: Table, qis: list[QuasiIdentifier]) -> tuple[list[str], str
     per_qi = []
     for j, q in enumerate(qis):
         top = q.height
-        if has_position(q.column.type) and keyed_by_value(q):
-            # The leaf's key is the value itself: its position needs no pass over the data.
-            points = f'SELECT v.*, {position("v.vk", q.column.type)} AS x FROM "__kanon_v{j}" v'
-        elif has_position(q.column.type):
-            points = (
-                f'SELECT v.*, d.x FROM "__kanon_v{j}" v LEFT JOIN '
-                f"{value_points(q, table.sql)} d ON v.k = d.key"
-            )
-        else:
+        if not has_position(q.column.type):
             points = f'SELECT v.*, CAST(NULL AS DOUBLE) AS x FROM "__kanon_v{j}" v'
+        else:
+            if keyed_by_value(q):
+                # The leaf's key is the value itself: its position needs no pass over the data.
+                values = (
+                    f"SELECT v.*, {position('v.vk', q.column.type)} AS x, v.vk AS val "
+                    f'FROM "__kanon_v{j}" v'
+                )
+            else:
+                values = (
+                    f'SELECT v.*, d.x, d.val FROM "__kanon_v{j}" v LEFT JOIN '
+                    f"{value_points(q, table.sql)} d ON v.k = d.key"
+                )
+            # Positions that cannot measure the values (NaN, ±inf, beyond doubles): ranks.
+            points = f"WITH p0 AS ({values}) {exact_positions('p0')}"
         ctes.append(f'"__kanon_p{j}" AS ({points})')
         domain = f'(SELECT count(k) AS card, min(x) AS lo, max(x) AS hi FROM "__kanon_p{j}")'
         levels = [f'SELECT 0 AS lvl, a0 AS code, 0.0 AS loss FROM "__kanon_v{j}"']

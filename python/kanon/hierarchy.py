@@ -36,13 +36,13 @@ import math
 import os
 import uuid
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Context, Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from kanon._catalog import DATE_TYPES, FLOAT_TYPES, INT_TYPES
+from kanon._catalog import DATE_TYPES, FLOAT_TYPES, INT_TYPES, TIMESTAMPTZ
 from kanon._sql import ident, literal
 from kanon.exceptions import ConfigError, HierarchyError, InvalidInputError
 
@@ -72,6 +72,9 @@ _FLOAT_DELTA = 1e-5
 # Binary splits deeper than this are refused (a range that needs more levels than a
 # BIGINT has bits is better served by fixed-width intervals).
 _MAX_SPLIT_LEVELS = 64
+# Decimal arithmetic without rounding for DECIMAL(38) values (the default context keeps
+# 28 digits).
+_EXACT = Context(prec=100)
 # How many offending values an error message lists.
 _SHOWN = 5
 # Go's strings.Fields: Unicode white space (RE2 syntax; \s alone is ASCII only).
@@ -164,7 +167,19 @@ def value_text(expr: str, typ: str) -> str:
     """
     if typ in FLOAT_TYPES:
         return f"CAST(({expr}) + CAST(0 AS {typ}) AS VARCHAR)"
+    if typ == TIMESTAMPTZ:
+        # The text of an instant in UTC, as a UTC session prints it: labels and leaf keys
+        # must not depend on the session's TimeZone (see utc()).
+        return (
+            f"CASE WHEN isfinite({expr}) THEN CAST({utc(expr)} AS VARCHAR) || '+00' "
+            f"ELSE CAST(({expr}) AS VARCHAR) END"
+        )
     return f"CAST(({expr}) AS VARCHAR)"
+
+
+def utc(expr: str) -> str:
+    """SQL of a ``TIMESTAMPTZ`` as the ``TIMESTAMP`` it reads in UTC (session-independent)."""
+    return f"timezone('UTC', {expr})"
 
 
 def _leaf(col_sql: str, typ: str) -> str:
@@ -492,6 +507,8 @@ def dates(con: duckdb.DuckDBPyConnection, name: str, *, table: str, column: str)
 
     Labels: month ``'YYYY-MM'``, year ``'YYYY'``, decade ``'1990s'`` (the year rounded
     down to a multiple of ten, four digits). Level 0 is the date (or timestamp) itself.
+    A ``TIMESTAMPTZ`` is read in UTC, so the labels do not depend on the session's
+    ``TimeZone``.
 
     Args:
         con: The DuckDB connection.
@@ -516,15 +533,17 @@ def dates(con: duckdb.DuckDBPyConnection, name: str, *, table: str, column: str)
     if _agg(con, f"SELECT count(*) FROM ({leaves}) WHERE NOT isfinite(v)")[0]:
         msg = f"column {col!r} of table {table!r} holds infinite dates, which have no calendar"
         raise InvalidInputError(msg)
-    return _create(con, name, _dates_sql(leaves), table=table, column=column)
+    return _create(con, name, _dates_sql(leaves, typ), table=table, column=column)
 
 
-def _dates_sql(leaves: str) -> str:
-    decade = "(year(v) - ((year(v) % 10) + 10) % 10)"
+def _dates_sql(leaves: str, typ: str) -> str:
+    # An instant's calendar is read in UTC, whatever the session's TimeZone.
+    w = utc("v") if typ == TIMESTAMPTZ else "v"
+    decade = f"(year({w}) - ((year({w}) % 10) + 10) % 10)"
     exprs = [
         "v",
-        "printf('%04d-%02d', year(v), month(v))",
-        "printf('%04d', year(v))",
+        f"printf('%04d-%02d', year({w}), month({w}))",
+        f"printf('%04d', year({w}))",
         f"printf('%04ds', {decade})",
         literal(ROOT),
     ]
@@ -747,8 +766,21 @@ def _fixed_levels(buckets: int, fanout: int) -> int:
 
 
 def _int_type(*bounds: int) -> str:
-    """BIGINT when every intermediate value stays far from overflow, else HUGEINT."""
-    return "BIGINT" if all(abs(b) < 2**61 for b in bounds) else "HUGEINT"
+    """The narrowest of BIGINT, HUGEINT, UHUGEINT whose range holds the bounds with room.
+
+    The room (``2**64`` short of the type's limits) is what the splits of a range of at
+    most ``2**64`` integers add to its bounds.
+    """
+    if all(abs(b) < 2**61 for b in bounds):
+        return "BIGINT"
+    if all(abs(b) < 2**127 - 2**65 for b in bounds) or any(b < 0 for b in bounds):
+        return "HUGEINT"
+    return "UHUGEINT"
+
+
+def _int_lit(value: int, cast: str) -> str:
+    """An exact integer literal of type ``cast`` (a bare literal above HUGEINT is a DOUBLE)."""
+    return f"CAST('{int(value)}' AS {cast})"
 
 
 def _fixed_int_sql(leaves: str, lo: int, hi: int, width: int, fanout: int) -> str:
@@ -756,13 +788,22 @@ def _fixed_int_sql(leaves: str, lo: int, hi: int, width: int, fanout: int) -> st
     if count + 1 > _MAX_SPLIT_LEVELS:
         raise _too_deep(count + 1)
     top_step = width * fanout ** (count - 1)
-    cast = _int_type(lo, hi, 2 * top_step + abs(lo) + abs(hi))
+    # The largest intermediate value: differences from lo (signed) or the last end.
+    reach = 2 * top_step + (abs(lo) + abs(hi) if lo < 0 else hi)
+    if reach >= (2**127 if lo < 0 else 2**128):
+        msg = (
+            f"intervals of width {width} over [{lo}, {hi}] end beyond the largest integer "
+            "type; use a smaller width or fanout"
+        )
+        raise InvalidInputError(msg)
+    cast = _int_type(lo, hi, reach)
     exprs = ["v"]
     for j in range(1, count + 1):
         step = width * fanout ** (j - 1)
-        start = f"({_num(lo)} + (CAST(v AS {cast}) - {_num(lo)}) // {step} * {step})"
+        low, size = _int_lit(lo, cast), _int_lit(step, cast)
+        start = f"({low} + (CAST(v AS {cast}) - {low}) // {size} * {size})"
         exprs.append(
-            f"'[' || CAST({start} AS VARCHAR) || ', ' || CAST({start} + {step} AS VARCHAR) || ')'"
+            f"'[' || CAST({start} AS VARCHAR) || ', ' || CAST({start} + {size} AS VARCHAR) || ')'"
         )
     exprs.append(literal(ROOT))
     return f"SELECT {_level_cols(exprs)} FROM ({leaves}) ORDER BY 1"
@@ -828,16 +869,39 @@ def _binary_sql(leaves: str, recursion: str, splits: int, label: str) -> str:
     """
 
 
-def _binary_int_sql(leaves: str, lo: int, hi: int) -> str:
+def _binary_int_sql(leaves: str, lo: int, hi: int, scale: int = 0) -> str:
+    """Go's integer binary splits of ``[lo, hi]``, in exact integer arithmetic.
+
+    With ``scale`` > 0 the leaves are decimals of that scale and ``lo``, ``hi`` their
+    unscaled integers (value * 10**scale): the splits run over the decimal's own grid
+    and the labels print the bounds as the decimal's text.
+    """
     splits = (hi - lo).bit_length()  # ceil(log2(hi - lo + 1)), Go's IntRange.MaxSplit
     if splits > _MAX_SPLIT_LEVELS:
         raise _too_deep(splits)
     cast = _int_type(lo, hi, hi - lo + 1)
-    x = f"CAST(v AS {cast})"
+    if scale:
+        # The decimal's text without its point is its unscaled integer, exactly.
+        x = f"CAST(replace(CAST(v AS VARCHAR), '.', '') AS {cast})"
+        unit = _int_lit(10**scale, "HUGEINT")
+
+        def text(e: str) -> str:
+            return (
+                f"(CASE WHEN {e} < 0 THEN '-' ELSE '' END || CAST(abs({e}) // {unit} AS VARCHAR) "
+                f"|| '.' || lpad(CAST(abs({e}) % {unit} AS VARCHAR), {scale}, '0'))"
+            )
+
+        a_text, b_text = text("a"), text("b")
+    else:
+        x = f"CAST(v AS {cast})"
+        a_text, b_text = "a", "b"
     cut = "a + (b - a + 1) // 2"
-    label = "CASE WHEN a = b THEN '[' || a || ']' ELSE '[' || a || '..' || b || ']' END"
+    label = (
+        f"CASE WHEN a = b THEN '[' || {a_text} || ']' "
+        f"ELSE '[' || {a_text} || '..' || {b_text} || ']' END"
+    )
     recursion = f"""
-        SELECT v, 0, CAST({_num(lo)} AS {cast}), CAST({_num(hi)} AS {cast})
+        SELECT v, 0, {_int_lit(lo, cast)}, {_int_lit(hi, cast)}
         FROM ({leaves})
         UNION ALL
         SELECT v, depth + 1,
@@ -848,7 +912,13 @@ def _binary_int_sql(leaves: str, lo: int, hi: int) -> str:
     return _binary_sql(leaves, recursion, splits, label)
 
 
-def _binary_float_sql(leaves: str, lo: float, hi: float) -> str:
+def _binary_float_sql(leaves: str, lo: float, hi: float, *, exact: bool = False) -> str:
+    """Go's float binary splits of ``[lo, hi]``.
+
+    Labels print their bounds with six decimals (``%f``, as Go), or with ``exact`` as
+    the shortest text that reads back as the same double, so that a label's range
+    holds its values whatever their digits.
+    """
     if not math.isfinite(hi - lo):
         msg = f"the range [{lo!r}, {hi!r}] is too wide for binary splits; pass width="
         raise InvalidInputError(msg)
@@ -856,9 +926,16 @@ def _binary_float_sql(leaves: str, lo: float, hi: float) -> str:
     x = "CAST(v AS DOUBLE)"
     mid = "(a + (b - a) / 2)"
     delta = literal(_FLOAT_DELTA)
+    a, b = (
+        ("CAST(a AS VARCHAR)", "CAST(b AS VARCHAR)")
+        if exact
+        else ("printf('%f', a)", "printf('%f', b)")
+    )
     label = (
-        f"CASE WHEN abs(b - a) <= {delta} THEN '(' || printf('%f', a) || ')' "
-        "ELSE '(' || printf('%f', a) || '..' || printf('%f', b) || ')' END"
+        # Go names a range no wider than the tolerance by its lower bound; exact labels
+        # do so only for a single value.
+        f"CASE WHEN {'a = b' if exact else f'abs(b - a) <= {delta}'} THEN '(' || {a} || ')' "
+        f"ELSE '(' || {a} || '..' || {b} || ')' END"
     )
     recursion = f"""
         SELECT v, 0, CAST({_num(lo)} AS DOUBLE), CAST({_num(hi)} AS DOUBLE)
@@ -872,21 +949,57 @@ def _binary_float_sql(leaves: str, lo: float, hi: float) -> str:
     return _binary_sql(leaves, recursion, splits, label)
 
 
+def _splits_fit(lo: float, hi: float) -> bool:
+    """Whether Go's float splits of ``[lo, hi]`` take at most ``_MAX_SPLIT_LEVELS`` levels."""
+    if not math.isfinite(hi - lo):
+        return False
+    try:
+        _float_splits(lo, hi)
+    except InvalidInputError:
+        return False
+    return True
+
+
+def _ranks_spec(con: duckdb.DuckDBPyConnection, leaves: str) -> dict[str, Any]:
+    """The distinct-value splits' spec: enough levels to split the values to singletons."""
+    n = int(_agg(con, f"SELECT count(*) FROM ({leaves})")[0])
+    depth = 1
+    while 2**depth < n:
+        depth += 1
+    return {"kind": "ranks", "levels": depth}
+
+
+def _decimal_text(unscaled: int, scale: int) -> str:
+    """The exact text of the decimal ``unscaled * 10**-scale`` (no exponent)."""
+    return format(Decimal(int(unscaled)).scaleb(-scale, _EXACT), "f")
+
+
+def _decimal_scale(typ: str) -> int:
+    """The scale of a ``DECIMAL(p,s)`` type name."""
+    inner = typ[typ.index("(") + 1 : typ.index(")")]
+    return int(inner.split(",")[1])
+
+
 def default_spec(
     con: duckdb.DuckDBPyConnection, source_sql: str, column: str, typ: str
 ) -> dict[str, Any]:
     """Choose a column's type-based default hierarchy and its parameters.
 
     Integers get binary interval splits of ``[min, max]`` (``{"kind": "int", "lo", "hi"}``,
-    as :func:`intervals` without ``width``), floats and decimals the same over doubles
-    (``"float"``), dates and timestamps the calendar levels of :func:`dates`
-    (``"dates"``), every other type (and a column without values) suppression
-    (``"suppress"``). The result is JSON-serializable; :func:`default_select` builds
-    the hierarchy from it for any set of leaves.
+    as :func:`intervals` without ``width``), in exact integer arithmetic; decimals the
+    same splits over their own grid of ``10**-scale`` steps (``"decimal"``: unscaled
+    ``lo``, ``hi`` and the ``scale``; labels ``'[1.50..2.25]'``); floats Go's splits over
+    doubles (``"float"``). Where those splits would need more than 64 levels (HUGEINT or
+    DECIMAL(38) spans, doubles spanning ±1e308) or a float column holds NaN or ±inf,
+    the sorted distinct values are halved level by level instead (``"ranks"``: labels
+    ``'[lo..hi]'`` of the values present, in DuckDB's order ``-inf < numbers < inf <
+    NaN``, under a root ``'*'``). Dates and timestamps get the calendar levels of
+    :func:`dates` (``"dates"``; time zones read in UTC), every other type (and a column
+    without values) suppression (``"suppress"``). The result is JSON-serializable;
+    :func:`default_select` builds the hierarchy from it for any set of leaves.
 
     Raises:
-        InvalidInputError: A float column holds NaN or infinity, or a date column
-            infinity.
+        InvalidInputError: A date column holds infinity.
     """
     base = typ.split("(")[0]
     leaves = leaves_from(source_sql, column, typ)
@@ -894,18 +1007,28 @@ def default_spec(
         lo, hi = _agg(con, f"SELECT min(v), max(v) FROM ({leaves})")
         if lo is None:
             return {"kind": "suppress"}
+        if (int(hi) - int(lo)).bit_length() > _MAX_SPLIT_LEVELS:
+            return _ranks_spec(con, leaves)
         return {"kind": "int", "lo": int(lo), "hi": int(hi)}
-    if base in FLOAT_TYPES or base == "DECIMAL":
+    if base == "DECIMAL":
+        lo, hi = _agg(con, f"SELECT min(v), max(v) FROM ({leaves})")
+        if lo is None:
+            return {"kind": "suppress"}
+        scale = _decimal_scale(typ)
+        ulo, uhi = int(Decimal(lo).scaleb(scale, _EXACT)), int(Decimal(hi).scaleb(scale, _EXACT))
+        if (uhi - ulo).bit_length() > _MAX_SPLIT_LEVELS:
+            return _ranks_spec(con, leaves)
+        return {"kind": "decimal", "lo": ulo, "hi": uhi, "scale": scale}
+    if base in FLOAT_TYPES:
         lo, hi, bad = _agg(
             con,
             "SELECT min(CAST(v AS DOUBLE)), max(CAST(v AS DOUBLE)), "
             f"count(*) FILTER (WHERE NOT isfinite(CAST(v AS DOUBLE))) FROM ({leaves})",
         )
-        if bad:
-            msg = f"column {column!r} holds NaN or infinite values, which have no interval"
-            raise InvalidInputError(msg)
-        if lo is None:
+        if lo is None and not bad:
             return {"kind": "suppress"}
+        if bad or not _splits_fit(float(lo), float(hi)):
+            return _ranks_spec(con, leaves)
         return {"kind": "float", "lo": float(lo), "hi": float(hi)}
     if base in DATE_TYPES:
         if _agg(con, f"SELECT count(*) FROM ({leaves}) WHERE NOT isfinite(v)")[0]:
@@ -915,12 +1038,12 @@ def default_spec(
     return {"kind": "suppress"}
 
 
-def default_select(leaves: str, spec: dict[str, Any]) -> str:
+def default_select(leaves: str, spec: dict[str, Any], typ: str) -> str:
     """The SELECT (columns ``level_0`` … ``level_L``) of a default hierarchy over ``leaves``.
 
-    ``leaves`` is SQL selecting distinct non-NULL values as column ``v``; ``spec`` comes
-    from :func:`default_spec`. Interval hierarchies need every leaf within
-    ``[lo, hi]``.
+    ``leaves`` is SQL selecting distinct non-NULL values of type ``typ`` as column ``v``;
+    ``spec`` comes from :func:`default_spec`. Interval hierarchies need every leaf within
+    ``[lo, hi]`` (see :func:`default_outside`).
 
     Raises:
         InvalidInputError: A range is too wide to split.
@@ -928,11 +1051,93 @@ def default_select(leaves: str, spec: dict[str, Any]) -> str:
     kind = spec["kind"]
     if kind == "int":
         return _binary_int_sql(leaves, int(spec["lo"]), int(spec["hi"]))
+    if kind == "decimal":
+        return _binary_int_sql(leaves, int(spec["lo"]), int(spec["hi"]), int(spec["scale"]))
     if kind == "float":
-        return _binary_float_sql(leaves, float(spec["lo"]), float(spec["hi"]))
+        return _binary_float_sql(leaves, float(spec["lo"]), float(spec["hi"]), exact=True)
+    if kind == "ranks":
+        return _ranks_sql(leaves, int(spec["levels"]), typ)
     if kind == "dates":
-        return _dates_sql(leaves)
+        return _dates_sql(leaves, typ)
     return _suppress_sql(leaves)
+
+
+def default_outside(expr: str, spec: dict[str, Any] | None, typ: str) -> str | None:
+    """SQL that is true when value ``expr`` lies outside the range a default was planned for.
+
+    ``None`` when the default has no range (its hierarchy is built from whatever values
+    there are). Integers and decimals compare exactly, in the column's own type.
+    """
+    if spec is None:
+        return None
+    kind = spec["kind"]
+    if kind == "int":
+        lo, hi = _int_lit(spec["lo"], typ), _int_lit(spec["hi"], typ)
+    elif kind == "decimal":
+        scale = int(spec["scale"])
+        lo = f"CAST('{_decimal_text(spec['lo'], scale)}' AS {typ})"
+        hi = f"CAST('{_decimal_text(spec['hi'], scale)}' AS {typ})"
+    elif kind == "float":
+        x = f"CAST({expr} AS DOUBLE)"
+        lo_f, hi_f = float(spec["lo"]), float(spec["hi"])
+        return f"({x} < {lo_f!r} OR {x} > {hi_f!r} OR NOT isfinite({x}))"
+    else:
+        return None
+    return f"({expr} < {lo} OR {expr} > {hi})"
+
+
+def default_range_text(spec: dict[str, Any]) -> str:
+    """The planned range of an interval default, for messages (exact)."""
+    if spec["kind"] == "decimal":
+        scale = int(spec["scale"])
+        return f"[{_decimal_text(spec['lo'], scale)}, {_decimal_text(spec['hi'], scale)}]"
+    return f"[{spec['lo']!r}, {spec['hi']!r}]"
+
+
+def _ranks_sql(leaves: str, depth: int, typ: str) -> str:
+    """Binary splits of the sorted distinct values: each level halves a node's values.
+
+    The root ``'*'`` holds every value; a node of ``s`` values splits into its first
+    ``ceil(s / 2)`` and the rest, ``depth - 1`` times (the bottom nodes hold more than
+    one value when there are more than ``2**depth`` values now than when planned). A
+    node is labelled ``'[first..last]'`` by its least and greatest value, ``'[v]'``
+    when it holds one. The values are ordered as DuckDB orders them (for doubles:
+    ``-inf < numbers < inf < NaN``), so every label's range holds its values.
+    """
+    first, last = value_text("f.v", typ), value_text("l.v", typ)
+    exprs = ["p.v"]
+    exprs += [f"labels[{depth - i}]" for i in range(1, depth)]
+    exprs.append(literal(ROOT))
+    return f"""
+        WITH RECURSIVE
+        p AS (SELECT v, row_number() OVER (ORDER BY v) - 1 AS pos FROM ({leaves})),
+        t(pos, depth, start, size) AS (
+            SELECT pos, 0, 0, (SELECT count(*) FROM p) FROM p
+            UNION ALL
+            SELECT pos, depth + 1,
+                   start + (pos - start) // chunk * chunk,
+                   least(chunk, start + size - (start + (pos - start) // chunk * chunk))
+            FROM (SELECT *, CASE WHEN size <= 2 THEN 1 ELSE (size + 1) // 2 END AS chunk
+                  FROM t)
+            WHERE depth < {depth - 1}
+        ),
+        nodes AS (SELECT DISTINCT depth, start, size FROM t WHERE depth > 0),
+        lab AS (
+            SELECT nodes.depth, nodes.start,
+                   CASE WHEN nodes.size = 1 THEN '[' || {first} || ']'
+                        ELSE '[' || {first} || '..' || {last} || ']' END AS label
+            FROM nodes JOIN p f ON f.pos = nodes.start
+                       JOIN p l ON l.pos = nodes.start + nodes.size - 1
+        ),
+        paths AS (
+            SELECT t.pos, list(lab.label ORDER BY t.depth) AS labels
+            FROM t JOIN lab ON lab.depth = t.depth AND lab.start = t.start
+            GROUP BY t.pos
+        )
+        SELECT {_level_cols(exprs)}
+        FROM p LEFT JOIN paths ON paths.pos = p.pos
+        ORDER BY 1
+    """
 
 
 # --------------------------------------------------------------------------- checks
