@@ -897,7 +897,7 @@ impl Data {
              budget at sets of {size} public items (more than max_itemsets = {max_itemsets} \
              candidate sets, or cohorts of more than 2^28 transaction ids in one level); \
              lower p ({fits}), raise k or lower h (more sets become moles and are not \
-             extended), drop rare items with min_support, or raise max_itemsets",
+             extended), or raise max_itemsets",
             self.p
         ))
     }
