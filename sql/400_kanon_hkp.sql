@@ -5,7 +5,9 @@
 --   role 'public' | 'private'; items it lacks are public), public_fraction DOUBLE (seeded
 --   random share of public items, seed UBIGINT); method VARCHAR ('mmil' | '1il' | 'mm' |
 --   'rmall'); min_support DOUBLE (drop items in fewer than this share of transactions);
---   items VARCHAR (the LIST column; default: the only one) or tid and item VARCHAR (long).
+--   items VARCHAR (the LIST column; default: the only one) or tid and item VARCHAR (long);
+--   max_itemsets BIGINT >= 1 (most candidate sets of 2..p public items the mole search may
+--   decide; past it an InvalidInputError names the largest p that fits).
 -- Output: kanon_hkp: the table's columns and rows, suppressed items removed from the lists
 --   (long shape: their rows; an emptied transaction keeps one row, item NULL).
 --   kanon_hkp_report: one row: suppressed, size1_moles, moles, dropped, private (items),
@@ -20,10 +22,12 @@ CREATE OR REPLACE TEMP MACRO kanon_hkp(tbl, h, k, p,
                                        seed := 0, method := 'mmil', min_support := 0.0,
                                        items := CAST(NULL AS VARCHAR),
                                        tid := CAST(NULL AS VARCHAR),
-                                       item := CAST(NULL AS VARCHAR)) AS TABLE
+                                       item := CAST(NULL AS VARCHAR),
+                                       max_itemsets := 10000000) AS TABLE
 SELECT *
 FROM query(kanon_plan_hkp(tbl, h, k, p, CAST(private AS VARCHAR []), roles, public_fraction,
-                          seed, method, min_support, items, tid, item, FALSE));
+                          seed, method, min_support, items, tid, item, FALSE,
+                          max_itemsets));
 
 CREATE OR REPLACE TEMP MACRO kanon_hkp_report(tbl, h, k, p,
                                               private := CAST(NULL AS VARCHAR []),
@@ -33,7 +37,9 @@ CREATE OR REPLACE TEMP MACRO kanon_hkp_report(tbl, h, k, p,
                                               min_support := 0.0,
                                               items := CAST(NULL AS VARCHAR),
                                               tid := CAST(NULL AS VARCHAR),
-                                              item := CAST(NULL AS VARCHAR)) AS TABLE
+                                              item := CAST(NULL AS VARCHAR),
+                                              max_itemsets := 10000000) AS TABLE
 SELECT *
 FROM query(kanon_plan_hkp(tbl, h, k, p, CAST(private AS VARCHAR []), roles, public_fraction,
-                          seed, method, min_support, items, tid, item, TRUE));
+                          seed, method, min_support, items, tid, item, TRUE,
+                          max_itemsets));

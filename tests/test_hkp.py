@@ -10,6 +10,9 @@ input transaction minus the suppressed items, and no transaction may be lost.
 from __future__ import annotations
 
 import itertools
+import math
+import subprocess
+import sys
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
@@ -495,6 +498,7 @@ def test_preprocessing_reproduces_the_papers_retail_figures() -> None:
         ({"private": None, "public_fraction": 1.5}, InvalidInputError, "public_fraction must lie"),
         ({"method": "best"}, InvalidInputError, "method must be one of 'mmil', '1il'"),
         ({"min_support": -0.1}, InvalidInputError, r"min_support must lie in \[0, 1\]"),
+        ({"max_itemsets": 0}, InvalidInputError, "max_itemsets must be a whole number of at"),
         ({"private": [3, None]}, InvalidInputError, "private lists a NULL item"),
         ({"items": "nope"}, ConfigError, "has no column 'nope'"),
         ({"items": "id"}, ConfigError, "is BIGINT, not a LIST"),
@@ -513,6 +517,51 @@ def test_errors_name_the_problem(
         with pytest.raises(duckdb.InvalidInputException, match=error.__name__) as info:
             con.execute(f"SELECT * FROM kanon_hkp('baskets', {_args(**sql_args)})").fetchall()
         assert info.match(message)
+
+
+_DENSE = """
+import duckdb, pyarrow as pa, kanon
+from kanon.exceptions import InvalidInputError
+# 50 transactions holding all of 40 items: every set of at most p items is a non-mole,
+# C(40, 10) ~ 8.5e8 of them at p = 10.
+t = pa.table({"basket": [list(range(40)) for _ in range(50)]})
+try:
+    kanon.hkp(t, h=1.0, k=2, p=10, private=[])
+except InvalidInputError as err:
+    print("InvalidInputError:", err)
+"""
+
+
+def test_a_dense_table_at_p_10_is_an_error_naming_p_not_an_abort() -> None:
+    # This aborted the whole process ("memory allocation of 671088640 bytes failed",
+    # rc -6): run in a child so that pytest survives a regression.
+    done = subprocess.run(
+        [sys.executable, "-c", _DENSE], capture_output=True, text=True, timeout=600, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = done.stdout
+    assert "InvalidInputError: hkp: p = 10 is too large for this data" in out, out
+    assert "max_itemsets = 10000000" in out
+    assert "lower p (sets of up to 6 items fit: p = 6)" in out, out
+
+
+def test_max_itemsets_bounds_the_search_in_sql_and_python(con: duckdb.DuckDBPyConnection) -> None:
+    # A few very frequent items among rare ones: 12 items in every transaction.
+    _list_table(con, "dense", [[*range(12), 100 + t] for t in range(40)])
+    sql = "SELECT * FROM kanon_hkp_report('dense', h := 1.0, k := 2, p := 6, private := []"
+    # C(12, 2) + C(12, 3) = 286 candidates fit in 300; the 495 sets of 4 do not.
+    with pytest.raises(duckdb.InvalidInputException, match="InvalidInputError") as info:
+        con.execute(sql + ", max_itemsets := 300)").fetchall()
+    assert info.match("p = 6 is too large")
+    assert info.match(r"fit: p = 3\)")
+    with pytest.raises(InvalidInputError, match=r"max_itemsets = 300 .*fit: p = 3\)"):
+        kanon.hkp("dense", 1.0, 2, 6, private=[], max_itemsets=300, con=con)
+    r = kanon.hkp("dense", 1.0, 2, 3, private=[], max_itemsets=300, con=con)
+    assert (r.candidates, r.moles) == (286, [])
+    ((candidates,),) = con.execute(
+        "SELECT candidates FROM kanon_hkp_report('dense', h := 1.0, k := 2, p := 6, private := [])"
+    ).fetchall()
+    assert candidates == sum(math.comb(12, i) for i in range(2, 7))
 
 
 def test_null_items_and_null_ids_are_errors(con: duckdb.DuckDBPyConnection) -> None:

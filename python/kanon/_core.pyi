@@ -17,6 +17,7 @@ __all__ = [
     "progress",
     "progress_cancel",
     "progress_reset",
+    "progress_uncancel",
     "sql_bundle",
     "validate_hierarchy",
 ]
@@ -101,6 +102,7 @@ def mondrian_partition(
 def progress() -> tuple[int, int]: ...
 def progress_cancel() -> None: ...
 def progress_reset(total: int) -> None: ...
+def progress_uncancel() -> None: ...
 def historic_release(
     tuples: _Buffer,
     m: int,
@@ -135,5 +137,6 @@ def hkp(
     seed: int = 0,
     method: str = "mmil",
     min_support: float = 0.0,
+    max_itemsets: int = 10_000_000,
 ) -> dict[str, Any]: ...
 def sql_bundle() -> list[tuple[str, str]]: ...

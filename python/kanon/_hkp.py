@@ -55,6 +55,9 @@ __all__ = [
 
 #: The removal methods of the greedy phase.
 METHODS = ("mmil", "1il", "mm", "rmall")
+#: Default of ``max_itemsets``: the most candidate sets of 2..p public items the mole
+#: search may decide before it stops with an error naming p (the kernel's default).
+MAX_ITEMSETS = 10_000_000
 #: Item types: integers and text.
 ITEM_TYPES = INT_TYPES | {"VARCHAR"}
 
@@ -78,6 +81,7 @@ class HkpOptions:
     seed: int = 0
     method: str = "mmil"
     min_support: float = 0.0
+    max_itemsets: int = MAX_ITEMSETS
     items: str | None = None
     tid: str | None = None
     item: str | None = None
@@ -107,6 +111,13 @@ class HkpOptions:
         s = self.min_support
         if s is None or math.isnan(s) or not 0 <= s <= 1:
             msg = f"min_support must lie in [0, 1] (a share of the transactions), got {s!r}"
+            raise InvalidInputError(msg)
+        m = self.max_itemsets
+        if isinstance(m, bool) or not isinstance(m, int) or not 1 <= m < 2**64:
+            msg = (
+                f"max_itemsets must be a whole number of at least 1 (the most candidate sets "
+                f"of 2..p public items the mole search may decide), got {m!r}"
+            )
             raise InvalidInputError(msg)
         if not isinstance(self.seed, int) or not 0 <= self.seed < 2**64:
             msg = f"seed must be a whole number in [0, 2**64), got {self.seed!r}"
@@ -309,6 +320,7 @@ def _kernel_ctes(
         "min_support": float(options.min_support),
         "public_fraction": options.public_fraction,
         "seed": options.seed,
+        "max_itemsets": options.max_itemsets,
     }
     ctes.append(
         '"__kanon_run" AS (SELECT CASE WHEN b.nulls > 0 THEN error(b.msg || b.nulls) ELSE '
@@ -548,6 +560,7 @@ def _run_one(
         seed=int(options.get("seed") or 0),
         method=str(options["method"]),
         min_support=float(options.get("min_support") or 0.0),
+        max_itemsets=int(options.get("max_itemsets") or MAX_ITEMSETS),
     )
     mole_offsets = from_bytes(out["mole_offsets"], pa.uint64()).cast(pa.int32())
     moles = pa.ListArray.from_arrays(mole_offsets, from_bytes(out["mole_items"], pa.uint32()))
@@ -662,6 +675,7 @@ def hkp(
     seed: int = 0,
     method: str = "mmil",
     min_support: float = 0.0,
+    max_itemsets: int = MAX_ITEMSETS,
     items: str | None = None,
     tid: str | None = None,
     item: str | None = None,
@@ -695,6 +709,10 @@ def hkp(
             minimal mole).
         min_support: preprocessing: items in fewer than ``min_support * transactions``
             transactions are dropped from the data and the release (the paper: 0.001).
+        max_itemsets: the most candidate sets of 2..p public items the mole search may
+            decide (default ten million): dense data (many items in most transactions)
+            makes their number grow like C(items, p); past the budget the call fails
+            with an InvalidInputError naming the largest p that fits.
         items: the LIST column (default: the only one).
         tid: the transaction id column of a long table (with ``item``).
         item: the item column of a long table.
@@ -708,9 +726,10 @@ def hkp(
         ConfigError: unknown table or column, no or several LIST columns, an item type
             other than integers and text, none or several of private / roles /
             public_fraction, a malformed roles table.
-        InvalidInputError: h, k, p, min_support, public_fraction, seed or method out of
-            range; a private item that occurs in no transaction; NULL items (in a list)
-            or NULL transaction ids.
+        InvalidInputError: h, k, p, min_support, public_fraction, seed, max_itemsets or
+            method out of range; a private item that occurs in no transaction; NULL items
+            (in a list) or NULL transaction ids; a search past ``max_itemsets`` (lower p,
+            raise k or max_itemsets).
 
     Examples:
         >>> import pyarrow as pa, kanon
@@ -735,6 +754,7 @@ def hkp(
         seed=seed,
         method=method,
         min_support=min_support,
+        max_itemsets=max_itemsets,
         items=items,
         tid=tid,
         item=item,

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
+import threading
+import uuid
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -12,7 +13,14 @@ from duckdb import func
 from kanon import _core
 from kanon._anonymize import AnonymizeOptions, plan_anonymize
 from kanon._catalog import UnknownTableError
-from kanon._hkp import HKP_RUN_SQL_PARAMS, HKP_RUN_SQL_TYPE, HkpOptions, hkp_run, plan_hkp
+from kanon._hkp import (
+    HKP_RUN_SQL_PARAMS,
+    HKP_RUN_SQL_TYPE,
+    MAX_ITEMSETS,
+    HkpOptions,
+    hkp_run,
+    plan_hkp,
+)
 from kanon._metrics import plan_metrics
 from kanon._models import PrivacyModels
 from kanon._optimal import search_sql
@@ -38,6 +46,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 __all__ = ["install", "install_kernels", "sql_bundle"]
+
+#: The shipped SQL file that creates the persistent config table (skipped read-only).
+_CONFIG_SQL = "010_kanon_config.sql"
 
 
 def sql_bundle() -> list[tuple[str, str]]:
@@ -75,22 +86,147 @@ def _replace_function(
     *,
     arrow: bool = False,
 ) -> None:
-    """(Re-)register a side-effect-free UDF that receives NULLs itself."""
-    with contextlib.suppress(duckdb.InvalidInputException):  # not registered yet
-        con.remove_function(name)
-    con.create_function(
-        name,
-        _committed_tables_only(function) if name.startswith("kanon_plan_") else function,
-        list(parameters),
-        return_type,
-        type=func.ARROW if arrow else func.NATIVE,
-        null_handling=func.SPECIAL,
-        side_effects=False,
-    )
+    """Register a side-effect-free UDF that receives NULLs itself, unless it exists.
+
+    Python UDFs live in the database's system catalog, shared by every connection and
+    cursor of it, but only the connection that registered one may remove it. The one
+    registered first is kept: its body is the same, and replacing a function while
+    another thread runs it is unsafe.
+    """
+    if name.startswith("kanon_plan_"):
+        function = _committed_tables_only(function)
+    try:
+        con.create_function(
+            name,
+            function,
+            list(parameters),
+            return_type,
+            type=func.ARROW if arrow else func.NATIVE,
+            null_handling=func.SPECIAL,
+            side_effects=False,
+        )
+        _REGISTERED.append(function)
+    except (duckdb.CatalogException, duckdb.NotImplementedException) as err:
+        # Registered by this connection ("already created") or another ("already exists").
+        if "already" not in str(err):
+            raise
+
+
+def _read_only(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether ``con``'s current database is attached read-only."""
+    rows = con.execute(
+        "SELECT readonly FROM duckdb_databases() WHERE database_name = current_database()"
+    ).fetchall()
+    return bool(rows and rows[0][0])
+
+
+def _cursor_or_none(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection | None:
+    try:
+        return con.cursor()
+    except duckdb.Error:  # the connection is closed
+        return None
+
+
+class _Database:
+    """The connections that installed kanon on one database, and a planner cursor per thread.
+
+    The UDFs live in the database's shared catalog, registered by the first connection;
+    when that one closes, the planners take their cursors from another that installed
+    kanon and is still open (the one running the statement always is).
+    """
+
+    def __init__(self) -> None:
+        self.token = uuid.uuid4().hex
+        self.connections: list[duckdb.DuckDBPyConnection] = []
+        self.lock = threading.Lock()
+        self.local = threading.local()
+
+    def add(self, con: duckdb.DuckDBPyConnection) -> None:
+        with self.lock:
+            if not any(c is con for c in self.connections):
+                self.connections.append(con)
+
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        """This thread's planner cursor (a cursor runs one statement at a time)."""
+        cursor: duckdb.DuckDBPyConnection | None = getattr(self.local, "cursor", None)
+        if cursor is not None:
+            try:
+                cursor.execute("SELECT 1")
+            except duckdb.Error:  # its connection was closed
+                cursor = None
+        if cursor is None:
+            cursor = self._open_cursor()
+            self.local.cursor = cursor
+        return cursor
+
+    def _open_cursor(self) -> duckdb.DuckDBPyConnection:
+        with self.lock:
+            while self.connections:
+                cursor = _cursor_or_none(self.connections[-1])
+                if cursor is not None:
+                    return cursor
+                self.connections.pop()  # closed
+        msg = "every connection that installed kanon on this database is closed: kanon.install(con)"
+        raise InvalidInputError(msg)
+
+
+#: Every function kanon registered, kept alive: DuckDB's catalog keeps them after the
+#: connection that registered them closes, and that connection would free them.
+_REGISTERED: list[Callable[..., Any]] = []
+_DATABASES: dict[str, _Database] = {}
+
+
+def _database(con: duckdb.DuckDBPyConnection) -> _Database:
+    """The database ``con`` belongs to, found through a UDF its first install registered."""
+    db = _Database()
+    _replace_function(con, "kanon_instance", lambda: db.token, [], "VARCHAR")
+    token = str(con.execute("SELECT kanon_instance()").fetchall()[0][0])
+    db = _DATABASES.setdefault(token, db)
+    db.add(con)
+    return db
+
+
+def _cancel_kernels_on_interrupt() -> None:
+    """Make ``con.interrupt()`` (and ``duckdb.interrupt``) stop running kanon kernels too.
+
+    DuckDB checks its interrupt flag between chunks, never inside a UDF, so a kernel
+    would run to its end; the kernels poll a flag of their own instead, raised here. It
+    is process-wide (a UDF cannot tell which connection called it): kernels running at
+    that moment for other connections stop as well. Statements clear it as they start.
+    """
+    cls = duckdb.DuckDBPyConnection
+    original = cls.interrupt
+    if getattr(original, "__kanon__", False):
+        return
+
+    def interrupt(self: duckdb.DuckDBPyConnection) -> None:
+        original(self)
+        _core.progress_cancel()
+
+    interrupt.__doc__ = original.__doc__
+    interrupt.__kanon__ = True  # type: ignore[attr-defined]
+    cls.interrupt = interrupt  # type: ignore[method-assign]
+    module_level = duckdb.interrupt
+
+    def interrupt_default(*args: Any, **kwargs: Any) -> None:
+        module_level(*args, **kwargs)
+        _core.progress_cancel()
+
+    interrupt_default.__doc__ = module_level.__doc__
+    duckdb.interrupt = interrupt_default
+
+
+_cancel_kernels_on_interrupt()
+
+
+def _statement_starts() -> None:
+    """A kanon statement is being planned: forget an interrupt of an earlier statement."""
+    _core.progress_uncancel()
 
 
 def install_kernels(con: duckdb.DuckDBPyConnection) -> None:
     """Register the kernel UDFs (no macros, no tables): what generated SQL needs to run."""
+    _statement_starts()
     _replace_function(
         con,
         "kanon_class_stats",
@@ -115,11 +251,15 @@ def install_kernels(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
-    """Install kanon on ``con``; idempotent (re-running replaces everything).
+    """Install kanon on ``con``; idempotent on any connection or cursor, in any thread.
 
-    Registers the UDFs (``kanon_class_stats`` and the planners behind the macros), runs
-    the shipped SQL (TEMP macros ``kanon_check`` and ``kanon_classes``) and creates the
-    config table ``kanon_columns`` if it is absent.
+    Registers the UDFs (``kanon_class_stats`` and the planners behind the macros) unless
+    another connection or cursor of the same database did already (they are shared),
+    runs the shipped SQL (TEMP macros ``kanon_check``, ``kanon_classes``, ... of this
+    connection: a cursor is a connection of its own and needs its own ``install``) and
+    creates the config table ``kanon_columns`` if it is absent. On a read-only database
+    nothing is written: the config table is not created (an absent one reads as empty)
+    and checks, releases and metrics still work.
 
     Args:
         con: the DuckDB connection to install into.
@@ -134,9 +274,9 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         (0,)
     """
     install_kernels(con)
-    # The planners read the catalog through their own cursor: the calling connection
-    # is busy binding the query that invoked them.
-    cursor = con.cursor()
+    # The planners read the catalog through their own cursor (one per thread): the
+    # calling connection is busy binding the query that invoked them.
+    cursors = _database(con).cursor
 
     def plan_check_udf(
         tbl: str,
@@ -148,6 +288,7 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         recursive_c: float | None,
         risk_threshold: float | None,
     ) -> str:
+        _statement_starts()
         options = CheckOptions(
             qi=tuple(qi or ()),
             sensitive=sensitive,
@@ -157,7 +298,7 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
             recursive_c=recursive_c,
             risk_threshold=0.2 if risk_threshold is None else risk_threshold,
         )
-        return plan_check(cursor, tbl, options).sql
+        return plan_check(cursors(), tbl, options).sql
 
     def plan_anonymize_udf(
         tbl: str,
@@ -175,6 +316,7 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         block_size: int | None,
         effort: str | None,
     ) -> str:
+        _statement_starts()
         if k is None:
             msg = "kanon(...) needs k, the smallest class size: kanon('table', k := 5)"
             raise InvalidInputError(msg)
@@ -194,7 +336,7 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
             effort=effort,
         )
         # The values are checked as the SQL runs: DuckDB binds this call twice.
-        return plan_anonymize(cursor, tbl, options, check_values=False).sql
+        return plan_anonymize(cursors(), tbl, options, check_values=False).sql
 
     def plan_search_udf(
         tbl: str,
@@ -208,6 +350,7 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         max_level: dict[str, int] | None,
         models: str | None,
     ) -> str:
+        _statement_starts()
         if k is None:
             msg = "kanon_search(...) needs k, the smallest class size"
             raise InvalidInputError(msg)
@@ -222,13 +365,15 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
             max_level=max_level,
             models=PrivacyModels.from_json(models),
         )
-        return search_sql(plan_anonymize(cursor, tbl, options, check_values=False), options)
+        return search_sql(plan_anonymize(cursors(), tbl, options, check_values=False), options)
 
     def plan_metrics_udf(original: str, released: str, qi: list[str] | None, k: int | None) -> str:
-        return plan_metrics(cursor, original, released, tuple(qi or ()), k)
+        _statement_starts()
+        return plan_metrics(cursors(), original, released, tuple(qi or ()), k)
 
     def plan_classes_udf(tbl: str, qi: list[str] | None) -> str:
-        return plan_classes(cursor, tbl, tuple(qi or ()))
+        _statement_starts()
+        return plan_classes(cursors(), tbl, tuple(qi or ()))
 
     _replace_function(
         con,
@@ -307,7 +452,9 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         tid: str | None,
         item: str | None,
         report: bool | None,
+        max_itemsets: int | None,
     ) -> str:
+        _statement_starts()
         if h is None or k is None or p is None:
             msg = "kanon_hkp(...) needs h, k and p: kanon_hkp('t', h := 0.4, k := 10, p := 3, ...)"
             raise InvalidInputError(msg)
@@ -321,11 +468,12 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
             seed=0 if seed is None else seed,
             method="mmil" if method is None else method,
             min_support=0.0 if min_support is None else min_support,
+            max_itemsets=MAX_ITEMSETS if max_itemsets is None else max_itemsets,
             items=items,
             tid=tid,
             item=item,
         )
-        plan = plan_hkp(cursor, tbl, options)
+        plan = plan_hkp(cursors(), tbl, options)
         return plan.report_sql if report else plan.release_sql
 
     _replace_function(
@@ -347,9 +495,13 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
             "VARCHAR",
             "VARCHAR",
             "BOOLEAN",
+            "BIGINT",
         ],
         "VARCHAR",
     )
-    for _name, text in sql_bundle():
+    read_only = _read_only(con)
+    for name, text in sql_bundle():
+        if read_only and name == _CONFIG_SQL:
+            continue  # persistent tables: nothing may be written
         con.execute(text)
     return con

@@ -21,6 +21,7 @@
 //! use the NCP of the groups' observed values (range labels); the levels are still the
 //! groups' lowest common hierarchy levels.
 
+use crate::cancel;
 use crate::cost::CostModel;
 use crate::decompose::decompose;
 use crate::error::{KernelError, Result};
@@ -103,6 +104,7 @@ pub fn anonymize(
         kernel: KERNEL,
         message,
     };
+    cancel::check(KERNEL)?;
     let n = model.check_tuples(tuples, m, KERNEL)?;
     if counts.len() != n {
         return Err(KernelError::LengthMismatch {

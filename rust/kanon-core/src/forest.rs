@@ -14,6 +14,7 @@
 
 use rayon::prelude::*;
 
+use crate::cancel;
 use crate::cost::{CostModel, LevelCost};
 use crate::error::{KernelError, Result};
 
@@ -119,10 +120,10 @@ fn trie_search(
     // The trie's bounds need every attribute's cost to be an ultrametric along its
     // hierarchy; range costs (key differences, distinct values) are not.
     if model.kind() == LevelCost::Range {
-        return Ok(scan.all(count));
+        return scan.all(count);
     }
     let Some(trie) = Trie::new(tuples, m, model) else {
-        return Ok(scan.all(count));
+        return scan.all(count);
     };
     // A query's trie work (see `Trie::nearest`) is capped at about the cost of scanning
     // it, `n · lookups` cost lookups at `WORK_LOOKUPS` lookups per unit of work; past the
@@ -148,7 +149,7 @@ fn trie_search(
         .filter(|&over| over)
         .count();
     if 2 * over > sample {
-        return Ok(scan.all(count));
+        return scan.all(count);
     }
     // Queries in trie order: neighbouring queries walk the same nodes (cache locality).
     let by_position: Vec<Vec<(f64, u32)>> = trie
@@ -157,6 +158,10 @@ fn trie_search(
         .map_init(
             || (Search::new(trie.steps.len()), scan.scratch()),
             |(search, scratch), &a| {
+                // Cancelled: the remaining queries are skipped and the lists dropped.
+                if cancel::requested() {
+                    return Vec::new();
+                }
                 let a = a as usize;
                 trie.nearest(a, count, budget, search)
                     .unwrap_or_else(|| scan.nearest(a, count, scratch))
@@ -166,6 +171,7 @@ fn trie_search(
             },
         )
         .collect();
+    cancel::check("nearest_neighbours")?;
     let mut lists = vec![Vec::new(); n];
     for (&a, list) in trie.order.iter().zip(by_position) {
         lists[a as usize] = list;
@@ -574,7 +580,7 @@ pub fn nearest_neighbours_scan(
     if count == 0 {
         return Ok(vec![Vec::new(); n]);
     }
-    Ok(Scan::new(tuples, m, model).all(count))
+    Scan::new(tuples, m, model).all(count)
 }
 
 /// The full scan of one vertex over all others: the pair cost is one lookup per pack
@@ -637,19 +643,25 @@ impl<'a> Scan<'a> {
     }
 
     /// The lists of every vertex (`1 ≤ count < n`), as [`nearest_neighbours`] returns them.
-    fn all(&self, count: usize) -> Vec<Vec<(f64, u32)>> {
-        (0..self.tuples.len() / self.m)
+    fn all(&self, count: usize) -> Result<Vec<Vec<(f64, u32)>>> {
+        let lists = (0..self.tuples.len() / self.m)
             .into_par_iter()
             .map_init(
                 || self.scratch(),
                 |scratch, a| {
+                    // Each query scans every vertex: skip the rest once cancelled.
+                    if cancel::requested() {
+                        return Vec::new();
+                    }
                     self.nearest(a, count, scratch)
                         .into_iter()
                         .map(|(units, b)| (self.model.units_to_cost(units), b))
                         .collect()
                 },
             )
-            .collect()
+            .collect();
+        cancel::check("nearest_neighbours")?;
+        Ok(lists)
     }
 
     fn scratch(&self) -> ScanScratch {
@@ -955,7 +967,9 @@ where
     }
     let mut sets = UnionFind::new(weights);
     let mut parent: Vec<Option<u32>> = vec![None; n];
+    let mut poll = cancel::Poll::new(kernel, 4096);
     for i in 0..n as u32 {
+        poll.tick()?;
         loop {
             let rep = sets.find(i);
             if sets.weight[rep as usize] >= k {

@@ -38,6 +38,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
+use crate::cancel;
 use crate::error::{KernelError, Result};
 use crate::hierarchy::{check_histogram, Hierarchy};
 
@@ -148,6 +149,8 @@ pub fn datafly(
     let mut steps = 0u64;
     let mut seen: Vec<bool> = Vec::new();
     loop {
+        // Each step relabels and groups every tuple: poll once per step.
+        cancel::check(DATAFLY)?;
         fill_labels(&mut keys, tuples, m, hierarchies, &levels);
         let classes = group(&keys, m, counts);
         let below: u64 = classes.rows.iter().filter(|&&r| r < k).sum();
@@ -252,6 +255,7 @@ pub fn mu_argus(
     k: u64,
     keep_suppressed: bool,
 ) -> Result<HistoricRelease> {
+    cancel::check(MU_ARGUS)?;
     validate(MU_ARGUS, tuples, m, counts, hierarchies, k)?;
     let n = counts.len();
     // Step 1: per attribute, the lowest level at which every occurring label has k rows.
@@ -276,6 +280,7 @@ pub fn mu_argus(
     let mut dense: Vec<u64> = Vec::new();
     let dense_limit = (2 * n).max(1 << 11) as u128;
     for (id, combo) in combos.iter().enumerate() {
+        cancel::check(MU_ARGUS)?;
         let attrs = combo.attributes();
         let size: u128 = attrs.iter().map(|&j| u128::from(widths[j])).product();
         for (key, row) in combo_keys.iter_mut().zip(keys.chunks_exact(m)) {
@@ -325,7 +330,9 @@ pub fn mu_argus(
     let mut suppressed_cells = 0u64;
     let mut score = [0u32; MAX_ATTRIBUTES];
     let mut left: Vec<u64> = Vec::new();
+    let mut poll = cancel::Poll::new(MU_ARGUS, 4096);
     for t in 0..n {
+        poll.tick()?;
         left.clear();
         left.extend_from_slice(&by_tuple[start[t]..start[t + 1]]);
         let mut mask = 0u64;

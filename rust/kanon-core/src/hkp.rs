@@ -35,11 +35,21 @@
 //! Every choice depends on the item codes and the data only (ties go by code), never on the
 //! order of the transactions or on the number of threads.
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
 use rayon::prelude::*;
 
+use crate::cancel;
 use crate::error::{KernelError, Result};
 
 const KERNEL: &str = "hkp";
+
+/// The default of [`HkpOptions::max_itemsets`]: ten million candidate sets (a few
+/// seconds of search and a few hundred MB at most).
+pub const DEFAULT_MAX_ITEMSETS: u64 = 10_000_000;
+
+/// Most transaction ids the cohorts of one level may hold (2^28: 1 GiB of `u32`).
+const MAX_COHORT_ENTRIES: u64 = 1 << 28;
 
 /// How the greedy phase chooses the next public item to suppress.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,6 +126,11 @@ pub struct HkpOptions {
     /// Preprocessing: items whose support is below `min_support × transactions` are
     /// dropped first (`0`: none), in `[0, 1]`.
     pub min_support: f64,
+    /// Most candidate sets of 2 to `p` public items whose mole status the search may
+    /// decide ([`DEFAULT_MAX_ITEMSETS`]; at least 1): a dense table makes their number
+    /// grow like C(items, p), so the search stops with an error past this budget instead
+    /// of exhausting memory.
+    pub max_itemsets: u64,
 }
 
 /// What [`hkp`] did, in counts.
@@ -218,8 +233,11 @@ fn invalid(message: String) -> KernelError {
 ///
 /// # Errors
 /// [`KernelError::InvalidArgument`] for `h` outside `(0, 1]`, `k = 0`, `p = 0`,
-/// `min_support` or a public fraction outside `[0, 1]`, malformed offsets, a code outside
-/// the code space, or a private item that occurs in no transaction.
+/// `max_itemsets = 0`, `min_support` or a public fraction outside `[0, 1]`, malformed
+/// offsets, a code outside the code space, a private item that occurs in no transaction,
+/// a search that would decide more than `max_itemsets` candidate sets or keep cohorts of
+/// more than 2^28 transaction ids in one level (the message names the largest `p` that
+/// fits), a code space too large to allocate, or a cancellation ([`crate::cancel`]).
 ///
 /// # Complexity
 /// With n transactions, N item occurrences and C candidate sets with cohorts of total
@@ -233,7 +251,9 @@ fn invalid(message: String) -> KernelError {
 /// // The course report's example: private items 3 and 4, h = 0.5, k = 3, p = 3.
 /// let items = [0, 2, 6, 0, 2, 5, 1, 2, 0, 1, 5, 0, 1, 2, 0, 1, 2, 3, 4, 5];
 /// let offsets = [0, 3, 6, 8, 11, 14, 20];
-/// let options = HkpOptions { h: 0.5, k: 3, p: 3, removal: Removal::MmIl, min_support: 0.0 };
+/// let options = HkpOptions {
+///     h: 0.5, k: 3, p: 3, removal: Removal::MmIl, min_support: 0.0, max_itemsets: 1000,
+/// };
 /// let release = hkp(&offsets, &items, 7, Roles::Private(&[3, 4]), &options).unwrap();
 /// assert_eq!(release.size1_moles, vec![6]);
 /// let moles: Vec<&[u32]> = release.moles().collect();
@@ -249,10 +269,11 @@ pub fn hkp(
 ) -> Result<HkpRelease> {
     validate(offsets, items, n_items, roles, options)?;
     let data = Data::new(offsets, items, n_items, roles, options)?;
+    cancel::check(KERNEL)?;
     let (size1_moles, f1) = data.size1();
-    let (moles, candidates) = data.minimal_moles(&f1);
+    let (moles, candidates) = data.minimal_moles(&f1, options.max_itemsets)?;
     let mut suppressed: Vec<u32> = size1_moles.clone();
-    let (chosen, tree_nodes) = greedy(&data, &moles, options.removal);
+    let (chosen, tree_nodes) = greedy(&data, &moles, options.removal)?;
     suppressed.extend(chosen);
     let suppressed_occurrences = suppressed
         .iter()
@@ -304,6 +325,13 @@ fn validate(
     if options.p == 0 {
         return Err(invalid(
             "p must be at least 1 (the most public items an attacker knows), got 0".to_owned(),
+        ));
+    }
+    if options.max_itemsets == 0 {
+        return Err(invalid(
+            "max_itemsets must be at least 1 (the most candidate sets the search may \
+             decide), got 0"
+                .to_owned(),
         ));
     }
     let s = options.min_support;
@@ -395,6 +423,60 @@ struct Data {
     h: f64,
     k: u64,
     p: usize,
+}
+
+/// `n` copies of `value`, or an error naming the code space when they cannot be allocated
+/// (`n_items` comes from the caller).
+fn filled<T: Clone>(n: usize, value: T) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| {
+        invalid(format!(
+            "cannot allocate {n} entries for the item code space (n_items = {n}): pass \
+             the number of distinct items, not a larger code"
+        ))
+    })?;
+    v.resize(n, value);
+    Ok(v)
+}
+
+/// The work done so far by the search for minimal moles, shared by its parallel tasks.
+struct Budget {
+    /// Candidates decided (or about to be) over all levels.
+    candidates: AtomicU64,
+    /// Transaction ids kept for the cohorts of the level being built.
+    entries: AtomicU64,
+    max_candidates: u64,
+    /// Set once a limit is passed or a cancellation seen: the other tasks stop early.
+    stop: AtomicBool,
+}
+
+impl Budget {
+    /// Reserve `n` candidates; `false` (and the stop flag) when the budget would be passed.
+    fn spend(&self, n: u64) -> bool {
+        let before = self.candidates.fetch_add(n, Ordering::Relaxed);
+        if before.saturating_add(n) > self.max_candidates {
+            self.stop.store(true, Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
+
+    /// Keep `n` more cohort entries; `false` (and the stop flag) past the cap.
+    fn keep(&self, n: u64) -> bool {
+        let before = self.entries.fetch_add(n, Ordering::Relaxed);
+        if before.saturating_add(n) > MAX_COHORT_ENTRIES {
+            self.stop.store(true, Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
+
+    fn stopped(&self) -> bool {
+        if cancel::requested() {
+            self.stop.store(true, Ordering::Relaxed);
+        }
+        self.stop.load(Ordering::Relaxed)
+    }
 }
 
 /// Smallest count c with c / sup > h (sup + 1 if none): a private item counted c times in
@@ -527,7 +609,7 @@ impl Data {
         let mut sorted: Vec<u32> = Vec::with_capacity(items.len());
         let mut starts: Vec<usize> = Vec::with_capacity(transactions + 1);
         starts.push(0);
-        let mut support = vec![0u64; n_items];
+        let mut support: Vec<u64> = filled(n_items, 0)?;
         let mut buf: Vec<u32> = Vec::new();
         for w in bounds.windows(2) {
             buf.clear();
@@ -547,7 +629,7 @@ impl Data {
             .map(|c| c as u32)
             .collect();
         let dropped_occurrences = dropped.iter().map(|&c| support[c as usize]).sum();
-        let mut is_private = vec![false; n_items];
+        let mut is_private: Vec<bool> = filled(n_items, false)?;
         match roles {
             Roles::Private(list) => {
                 for &c in list {
@@ -575,7 +657,7 @@ impl Data {
                 }
             }
         }
-        let mut index = vec![u32::MAX; n_items];
+        let mut index: Vec<u32> = filled(n_items, u32::MAX)?;
         let mut public = Vec::new();
         let mut private = Vec::new();
         for c in 0..n_items {
@@ -726,7 +808,11 @@ impl Data {
 
     /// Minimal moles of size 2 to p (public indices, each ascending, by size then
     /// lexicographically) and the number of candidates checked.
-    fn minimal_moles(&self, f1: &Level) -> (Moles, u64) {
+    ///
+    /// # Errors
+    /// When the level of `size` sets would pass `max_itemsets` candidates in all or
+    /// [`MAX_COHORT_ENTRIES`] kept transaction ids, or on a cancellation.
+    fn minimal_moles(&self, f1: &Level, max_itemsets: u64) -> Result<(Moles, u64)> {
         let np = self.public.len();
         let mut alive = vec![false; np];
         for &e in &f1.sets {
@@ -738,25 +824,48 @@ impl Data {
         };
         let mut candidates = 0u64;
         let mut level: Option<Level> = None;
+        let budget = Budget {
+            candidates: AtomicU64::new(0),
+            entries: AtomicU64::new(0),
+            max_candidates: max_itemsets,
+            stop: AtomicBool::new(false),
+        };
         for size in 2..=self.p {
             let prev = level.as_ref().unwrap_or(f1);
             if prev.len() == 0 {
                 break;
             }
             let keep_tids = size < self.p;
+            budget.entries.store(0, Ordering::Relaxed);
             let parts: Vec<Extension> = (0..prev.len())
                 .into_par_iter()
                 .map_init(
                     || Scratch::new(np, self.private.len()),
-                    |scratch, i| self.extend(prev, i, &alive, keep_tids, scratch),
+                    |scratch, i| self.extend(prev, i, &alive, keep_tids, scratch, &budget),
                 )
                 .collect();
+            cancel::check(KERNEL)?;
+            if budget.stop.load(Ordering::Relaxed) {
+                return Err(self.over_budget(size, max_itemsets));
+            }
             let mut next = Level {
                 size,
                 sets: Vec::new(),
                 tid_offsets: vec![0],
                 tids: Vec::new(),
             };
+            let sets: usize = parts.iter().map(|p| p.sets.len()).sum();
+            let tids: usize = parts.iter().map(|p| p.tids.len()).sum();
+            let offsets: usize = parts.iter().map(|p| p.tid_lens.len()).sum();
+            let mole_items: usize = parts.iter().map(|p| p.moles.len()).sum();
+            let reserved = next.sets.try_reserve_exact(sets).is_ok()
+                && next.tids.try_reserve_exact(tids).is_ok()
+                && next.tid_offsets.try_reserve_exact(offsets).is_ok()
+                && moles.items.try_reserve(mole_items).is_ok()
+                && moles.offsets.try_reserve(mole_items / size).is_ok();
+            if !reserved {
+                return Err(self.over_budget(size, max_itemsets));
+            }
             for part in parts {
                 candidates += part.candidates;
                 for mole in part.moles.chunks_exact(size) {
@@ -773,7 +882,24 @@ impl Data {
             }
             level = Some(next);
         }
-        (moles, candidates)
+        Ok((moles, candidates))
+    }
+
+    /// The error of a search stopped while deciding the sets of `size` items.
+    fn over_budget(&self, size: usize, max_itemsets: u64) -> KernelError {
+        let fits = if size > 2 {
+            format!("sets of up to {} items fit: p = {}", size - 1, size - 1)
+        } else {
+            "no set of 2 items fits: p = 1".to_owned()
+        };
+        invalid(format!(
+            "p = {} is too large for this data: the search for minimal moles passed its \
+             budget at sets of {size} public items (more than max_itemsets = {max_itemsets} \
+             candidate sets, or cohorts of more than 2^28 transaction ids in one level); \
+             lower p ({fits}), raise k or lower h (more sets become moles and are not \
+             extended), or raise max_itemsets",
+            self.p
+        ))
     }
 
     /// Extend non-mole `i` of `prev` by every later public item its cohort holds.
@@ -789,11 +915,15 @@ impl Data {
         alive: &[bool],
         keep_tids: bool,
         scratch: &mut Scratch,
+        budget: &Budget,
     ) -> Extension {
         let prefix = prev.set(i);
         let size = prefix.len();
         let last = prefix[size - 1];
         let mut out = Extension::default();
+        if budget.stopped() {
+            return out;
+        }
         if size >= 2 {
             let mut head: Vec<u32> = Vec::with_capacity(size - 1);
             for x in 0..size {
@@ -849,8 +979,16 @@ impl Data {
         scratch.marked.clear();
         scratch.touched.sort_unstable();
         let touched = std::mem::take(&mut scratch.touched);
+        // Past the budget, the lists are emptied and nothing is decided.
+        let mut go = budget.spend(touched.len() as u64);
         for &b in &touched {
             let list = std::mem::take(&mut scratch.ext[b as usize]);
+            if !go {
+                let mut list = list;
+                list.clear();
+                scratch.ext[b as usize] = list;
+                continue;
+            }
             out.candidates += 1;
             if self.is_mole(&list, scratch) {
                 out.moles.extend_from_slice(prefix);
@@ -859,6 +997,7 @@ impl Data {
                 out.sets.extend_from_slice(prefix);
                 out.sets.push(b);
                 if keep_tids {
+                    go = budget.keep(list.len() as u64);
                     out.tid_lens.push(list.len());
                     out.tids.extend_from_slice(&list);
                 } else {
@@ -1008,7 +1147,7 @@ impl MoleTree {
 
 /// Greedy suppression of the minimal moles: the items chosen (public indices, in order)
 /// and the size of the MOLE-tree.
-fn greedy(data: &Data, moles: &Moles, removal: Removal) -> (Vec<u32>, u64) {
+fn greedy(data: &Data, moles: &Moles, removal: Removal) -> Result<(Vec<u32>, u64)> {
     let np = data.public.len();
     let il = |e: u32| data.support[data.public[e as usize] as usize];
     if removal == Removal::RmAll {
@@ -1017,7 +1156,7 @@ fn greedy(data: &Data, moles: &Moles, removal: Removal) -> (Vec<u32>, u64) {
             in_mole[e as usize] = true;
         }
         let chosen = (0..np as u32).filter(|&e| in_mole[e as usize]).collect();
-        return (chosen, 0);
+        return Ok((chosen, 0));
     }
     let mut tree = MoleTree::build(moles, np);
     let tree_nodes = tree.nodes.len() as u64 - 1;
@@ -1026,6 +1165,7 @@ fn greedy(data: &Data, moles: &Moles, removal: Removal) -> (Vec<u32>, u64) {
         .collect();
     let mut chosen = Vec::new();
     while !table.is_empty() {
+        cancel::check(KERNEL)?;
         let better = |a: u32, b: u32| -> bool {
             let (ma, mb) = (tree.mm[a as usize], tree.mm[b as usize]);
             let (la, lb) = (il(a), il(b));
@@ -1051,7 +1191,7 @@ fn greedy(data: &Data, moles: &Moles, removal: Removal) -> (Vec<u32>, u64) {
         chosen.push(best);
         table.retain(|&e| tree.mm[e as usize] > 0);
     }
-    (chosen, tree_nodes)
+    Ok((chosen, tree_nodes))
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@
 
 use rayon::prelude::*;
 
+use crate::cancel;
 use crate::cost::{CostModel, LevelCost};
 use crate::error::{KernelError, Result};
 use crate::regroup::Pool;
@@ -725,6 +726,7 @@ pub fn improve_with_stats(
     effort: Effort,
 ) -> Result<(usize, ImproveStats)> {
     let kernel = "improve";
+    cancel::check(kernel)?;
     let n = model.check_tuples(tuples, m, kernel)?;
     check_rows(kernel, n, tuple_of_row, group_of_row, groups)?;
     let invalid = |message: String| KernelError::InvalidArgument { kernel, message };
@@ -761,6 +763,11 @@ pub fn improve_with_stats(
     };
     let mut scratch = Scratch::new(m);
     let mut run = |state: &mut State, pass: Pass, stats: &mut ImproveStats| -> usize {
+        // Cancelled: the passes left are skipped (each stops early too; the state stays
+        // a valid grouping) and the error is returned before compacting.
+        if cancel::requested() {
+            return 0;
+        }
         let clock = std::time::Instant::now();
         let changes = match pass {
             Pass::Eject => state.eject_pass(&space, &mut scratch),
@@ -780,6 +787,7 @@ pub fn improve_with_stats(
         for pass in [Pass::Eject, Pass::Split, Pass::Search] {
             run(&mut state, pass, &mut stats);
         }
+        cancel::check(kernel)?;
         let count = state.compact(group_of_row, k)?;
         return Ok((count, stats));
     }
@@ -806,6 +814,7 @@ pub fn improve_with_stats(
             break;
         }
     }
+    cancel::check(kernel)?;
     let count = state.compact(group_of_row, k)?;
     Ok((count, stats))
 }
@@ -1118,6 +1127,9 @@ impl<'a> Space<'a> {
             .map_init(
                 || (Vec::new(), vec![u32::MAX; n]),
                 |(found, seen): &mut (Vec<(u64, u32)>, Vec<u32>), t| {
+                    if cancel::requested() {
+                        return Vec::new();
+                    }
                     found.clear();
                     seen[t as usize] = t;
                     for (order, place) in orders.iter().zip(&places) {
@@ -1809,7 +1821,12 @@ impl State {
         let members = &self.members;
         let parts: Vec<Vec<Vec<u32>>> = big
             .par_iter()
-            .map(|&g| space.split(members[g as usize].clone()))
+            .map(|&g| {
+                if cancel::requested() {
+                    return vec![members[g as usize].clone()]; // unchanged
+                }
+                space.split(members[g as usize].clone())
+            })
             .collect();
         let mut added = 0;
         for (&g, parts) in big.iter().zip(parts) {
@@ -1993,6 +2010,9 @@ impl State {
             // the same tuple in the same group would find nothing either.
             let mut last = (u32::MAX, u32::MAX, 0u64);
             for r in 0..rows as u32 {
+                if r % 1024 == 0 && cancel::requested() {
+                    return changes;
+                }
                 let t = space.tuple_of_row[r as usize];
                 if self.dirty[t as usize] <= self.settled[r as usize] {
                     continue;
@@ -2232,6 +2252,9 @@ impl State {
     fn eject_pass(&mut self, space: &Space<'_>, scratch: &mut Scratch) -> usize {
         let mut changes = 0;
         for g in 0..self.members.len() as u32 {
+            if g % 256 == 0 && cancel::requested() {
+                break;
+            }
             if !self.stale(space, g, self.ejected[g as usize]) {
                 continue;
             }
@@ -2314,6 +2337,9 @@ impl State {
             .zip(space.set_unit.iter().copied())
             .collect();
         for batch in stale.chunks(REGROUP_BATCH) {
+            if cancel::requested() {
+                break;
+            }
             let jobs: Vec<(u32, Option<PoolJob>)> = batch
                 .iter()
                 .map(|&g| (g, self.pool_of(space, g, scratch)))

@@ -22,6 +22,7 @@
 
 pub mod anonymize;
 pub mod blocked;
+pub mod cancel;
 pub mod cost;
 pub mod decompose;
 pub mod emd;

@@ -17,6 +17,7 @@
 
 use rayon::prelude::*;
 
+use crate::cancel;
 use crate::error::{KernelError, Result};
 use crate::hierarchy::{check_histogram, Hierarchy};
 use crate::models::{merge_sorted, ModelCheck};
@@ -160,6 +161,7 @@ pub fn mondrian_with_sets(
     sensitive: Option<(&[u32], &ModelCheck)>,
     options: &MondrianOptions,
 ) -> Result<Partition> {
+    cancel::check(KERNEL)?;
     if sets.len() != m {
         return Err(KernelError::LengthMismatch {
             kernel: KERNEL,
@@ -299,6 +301,8 @@ pub fn mondrian_with_sets(
         rows: total,
     };
     let mut starts = split_owned(&context, slab);
+    // A cancelled split stops cutting and leaves a partial partition: drop it.
+    cancel::check(KERNEL)?;
     starts.sort_unstable();
 
     let parts = starts.len();
@@ -570,6 +574,11 @@ fn split(
     starts: &mut Vec<usize>,
 ) {
     loop {
+        // Each cut costs O(slab) work: polling here stops within a cut of the top slab.
+        if cancel::requested() {
+            starts.push(slab.base);
+            return;
+        }
         let Some((j, cut, left_rows)) = find_cut(context, &slab, scratch) else {
             starts.push(slab.base);
             return;

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use kanon_core::hkp::{hkp, HkpOptions, HkpRelease, Removal, Roles};
+use kanon_core::hkp::{hkp, HkpOptions, HkpRelease, Removal, Roles, DEFAULT_MAX_ITEMSETS};
 use kanon_core::KernelError;
 use proptest::prelude::*;
 
@@ -41,6 +41,7 @@ fn options(h: f64, k: u64, p: usize, removal: Removal) -> HkpOptions {
         p,
         removal,
         min_support: 0.0,
+        max_itemsets: DEFAULT_MAX_ITEMSETS,
     }
 }
 
@@ -298,6 +299,80 @@ fn errors_name_the_problem() {
     }
 }
 
+/// A dense table: `n` transactions holding all of `items` items, so that every set of at
+/// most p items is held by every transaction and none is a mole (k = 2, h = 1).
+fn dense(n: usize, items: u32) -> (Vec<u64>, Vec<u32>) {
+    flatten(&vec![(0..items).collect::<Vec<u32>>(); n])
+}
+
+#[test]
+fn a_dense_table_stops_at_the_itemset_budget_naming_p() {
+    // 40 items at p = 10: about 1.2e9 candidate sets, the input that aborted the process
+    // ("memory allocation failed"); now an error naming p and the p that fits. (The
+    // default budget is exercised from Python on the release build: here a small one.)
+    let (offsets, items) = dense(50, 40);
+    let mut o = options(1.0, 2, 10, Removal::MmIl);
+    o.max_itemsets = 20_000;
+    let err = hkp(&offsets, &items, 40, Roles::Private(&[]), &o).unwrap_err();
+    let KernelError::InvalidArgument { message, .. } = &err else {
+        panic!("{err:?}");
+    };
+    // C(40, 2) + C(40, 3) = 10,660 candidates fit; C(40, 4) = 91,390 more do not.
+    assert!(message.contains("p = 10 is too large"), "{message}");
+    assert!(message.contains("sets of 4 public items"), "{message}");
+    assert!(message.contains("max_itemsets = 20000"), "{message}");
+    assert!(message.contains("fit: p = 3"), "{message}");
+    // The p it names works.
+    o.p = 3;
+    let release = hkp(&offsets, &items, 40, Roles::Private(&[]), &o).unwrap();
+    assert_eq!(release.mole_count(), 0);
+    assert_eq!(release.stats.candidates, 10_660);
+    // Exactly C(40, 2) = 780 candidates fit in a budget of 780, not of 779.
+    o.p = 2;
+    o.max_itemsets = 780;
+    let release = hkp(&offsets, &items, 40, Roles::Private(&[]), &o).unwrap();
+    assert_eq!(release.stats.candidates, 780);
+    o.max_itemsets = 779;
+    let err = hkp(&offsets, &items, 40, Roles::Private(&[]), &o).unwrap_err();
+    assert!(err.to_string().contains("fits: p = 1"), "{err}");
+    o.max_itemsets = 0;
+    let err = hkp(&offsets, &items, 40, Roles::Private(&[]), &o).unwrap_err();
+    assert!(
+        err.to_string().contains("max_itemsets must be at least 1"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_few_very_frequent_items_among_many_stop_at_the_budget() {
+    // 24 items in every transaction, plus a rare item per transaction: the frequent ones
+    // make C(24, p) non-moles; at p = 12 that is 2.7 million sets of 12 alone.
+    let transactions: Vec<Vec<u32>> = (0..200u32)
+        .map(|t| (0..24).chain([24 + t]).collect())
+        .collect();
+    let (offsets, items) = flatten(&transactions);
+    let mut o = options(1.0, 2, 12, Removal::Mm);
+    o.max_itemsets = 100_000;
+    let err = hkp(&offsets, &items, 224, Roles::Private(&[]), &o).unwrap_err();
+    assert!(err.to_string().contains("p = 12 is too large"), "{err}");
+}
+
+#[test]
+fn an_unallocatable_code_space_is_an_error() {
+    let (offsets, items) = report_example();
+    let err = hkp(
+        &offsets,
+        &items,
+        1 << 32,
+        Roles::Private(&[3, 4]),
+        &options(0.5, 3, 3, Removal::MmIl),
+    );
+    // On a machine that can hold 4 G entries the call succeeds; it never aborts.
+    if let Err(e) = err {
+        assert!(e.to_string().contains("n_items"), "{e}");
+    }
+}
+
 #[test]
 fn empty_tables_and_repeated_items() {
     let release = hkp(
@@ -356,6 +431,7 @@ impl Instance {
             p: self.p,
             removal,
             min_support: self.min_support,
+            max_itemsets: DEFAULT_MAX_ITEMSETS,
         };
         hkp(&offsets, &items, self.n_items, self.roles(), &o).unwrap()
     }

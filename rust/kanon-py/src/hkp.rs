@@ -1,6 +1,6 @@
 //! Binding of the (h,k,p)-coherence kernel (``kanon_hkp``, ``kanon.hkp``).
 
-use kanon_core::hkp::{hkp as coherence, HkpOptions, Removal, Roles};
+use kanon_core::hkp::{hkp as coherence, HkpOptions, Removal, Roles, DEFAULT_MAX_ITEMSETS};
 use kanon_core::KernelError;
 use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
@@ -34,6 +34,8 @@ use crate::kernels::{le_bytes, read};
 ///     method: ``'mmil'`` (MM/IL, default), ``'1il'``, ``'mm'`` or ``'rmall'``.
 ///     min_support: items in fewer than ``min_support × transactions`` transactions
 ///         are dropped first (0: none).
+///     max_itemsets: most candidate sets of 2..p public items the search may decide
+///         (default ten million); past it the call fails naming the largest p that fits.
 ///
 /// Returns:
 ///     dict: ``suppressed``, ``size1_moles``, ``dropped``, ``private`` (uint32 bytes;
@@ -47,10 +49,12 @@ use crate::kernels::{le_bytes, read};
 /// Raises:
 ///     InvalidInputError: h, k, p, min_support, public_fraction or method out of range,
 ///         both or neither of private and public_fraction, malformed offsets or codes,
-///         a private item that occurs in no transaction.
+///         a private item that occurs in no transaction, a search past max_itemsets,
+///         a cancellation.
 #[pyfunction]
 #[pyo3(signature = (offsets, items, n_items, h, k, p, *, private=None, public_fraction=None,
-                    seed=0, method="mmil", min_support=0.0))]
+                    seed=0, method="mmil", min_support=0.0,
+                    max_itemsets=DEFAULT_MAX_ITEMSETS))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn hkp<'py>(
     py: Python<'py>,
@@ -65,6 +69,7 @@ pub(crate) fn hkp<'py>(
     seed: u64,
     method: &str,
     min_support: f64,
+    max_itemsets: u64,
 ) -> PyResult<Bound<'py, PyDict>> {
     let removal = Removal::from_name(method).map_err(|e| to_py(py, &e))?;
     let offsets = read(py, "offsets", &offsets)?;
@@ -76,6 +81,7 @@ pub(crate) fn hkp<'py>(
         p,
         removal,
         min_support,
+        max_itemsets,
     };
     let (release, seconds) = py
         .detach(|| {

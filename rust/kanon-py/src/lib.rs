@@ -22,7 +22,7 @@ mod _core {
     #[pymodule_export]
     use super::mondrian::mondrian_partition;
     #[pymodule_export]
-    use super::progress::{progress, progress_cancel, progress_reset};
+    use super::progress::{progress, progress_cancel, progress_reset, progress_uncancel};
     #[pymodule_export]
     use super::sql::sql_bundle;
 

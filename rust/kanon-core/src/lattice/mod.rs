@@ -40,6 +40,7 @@
 
 use std::rc::Rc;
 
+use crate::cancel;
 use crate::error::{KernelError, Result};
 use crate::hierarchy::{check_histogram, Hierarchy};
 use crate::models::{ModelCheck, PrivacyModels};
@@ -1005,6 +1006,7 @@ pub fn optimal_with(
     options: &LatticeOptions,
     input: &ModelInput<'_>,
 ) -> Result<Optimum> {
+    cancel::check("optimal")?;
     let search = Search::new(tuples, m, counts, hierarchies, options, input)?;
     if search.narrow {
         search_lattice::<u64>(&search)
@@ -1020,6 +1022,7 @@ fn search_lattice<K: PackedKey>(search: &Search<'_>) -> Result<Optimum> {
     let mut state = State::<K>::new(search);
     // Phase 1: which nodes keep their classes below k within the suppression limit.
     state.classify();
+    cancel::check("optimal")?;
     state.candidates = Vec::new();
     // Phase 2: branch and bound over those nodes in order of their lower bounds.
     // The cost bound of every node, raised by the suppression penalty of the coarsest
@@ -1049,6 +1052,8 @@ fn search_lattice<K: PackedKey>(search: &Search<'_>) -> Result<Optimum> {
         );
     let mut best: Option<(Vec<u32>, NodeEval)> = None;
     for &v in &order {
+        // Each node groups every row: poll once per node.
+        cancel::check("optimal")?;
         if let Some((_, eval)) = &best {
             let tolerance = TIE * eval.cost.abs().max(1.0);
             if bounds[v] > eval.cost + tolerance {
@@ -1466,6 +1471,10 @@ impl<'s, 'a, K: PackedKey> State<'s, 'a, K> {
             order.sort_by(|&a, &b| bounds[a].total_cmp(&bounds[b]).then(a.cmp(&b)));
         }
         for v in order {
+            // Cancelled: stop classifying; the caller returns the error.
+            if cancel::requested() {
+                return;
+            }
             if self.status[v] != Status::Unknown || self.beyond_incumbent_penalized(v) {
                 continue;
             }
