@@ -59,6 +59,10 @@ def test_anonymize_writes_a_k_anonymous_file(
             "5",
             "--qi",
             "age,zip,sex",
+            "--identifiers",
+            "id",
+            "--sensitive",
+            "disease",
             "--hierarchy",
             f"sex={tmp_path / 'h_sex.csv'}",
             "--method",
@@ -73,6 +77,8 @@ def test_anonymize_writes_a_k_anonymous_file(
     rows, smallest = _min_class(tmp_path / out, "age, zip, sex")
     assert rows == 500
     assert smallest >= 5
+    ids = duckdb.sql(f"SELECT DISTINCT id::VARCHAR FROM '{tmp_path / out}'").fetchall()
+    assert ids == [("*",)]
     assert [p.name for p in tmp_path.iterdir() if "partial" in p.name] == []
     assert "wrote" in capsys.readouterr().out
 
@@ -109,6 +115,10 @@ def test_ctrl_c_leaves_no_output(tmp_path: Path, capsys: pytest.CaptureFixture[s
                 "5",
                 "--qi",
                 "age,zip,sex",
+                "--identifiers",
+                "id",
+                "--sensitive",
+                "disease",
                 "--block-size",
                 "20000",
                 "--out",

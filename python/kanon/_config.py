@@ -5,7 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kanon import hierarchy
-from kanon._catalog import has_default_generalizer, resolve_columns, resolve_table
+from kanon._catalog import (
+    canonical_key,
+    config_keys,
+    has_default_generalizer,
+    resolve_columns,
+    resolve_table,
+)
 from kanon._install import install
 from kanon.exceptions import ConfigError
 
@@ -26,6 +32,10 @@ def configure(
     priorities: dict[str, int] | None = None,
 ) -> None:
     """Record the roles of ``table``'s columns in ``kanon_columns`` (replacing old ones).
+
+    The rows are stored under the table's canonical name (``schema.name``, or
+    ``catalog.schema.name`` outside the current database); every name of the table
+    finds them (``patients``, ``main.patients``, ``"Patients"``).
 
     Installs kanon on ``con`` first if needed. All arguments are checked before
     anything is written: on error nothing changes.
@@ -97,9 +107,13 @@ def configure(
         raise ConfigError(msg)
     priority_of = {resolved.column(n).name: int(p) for n, p in (priorities or {}).items()}
     install(con)
+    # Stored under the table's canonical name; the rows under any other name of the
+    # same table (``patients``, ``main.patients``, ...) are replaced too.
+    key = canonical_key(con, resolved)
+    old_keys = sorted({*config_keys(con, resolved), key})
     rows = [
         (
-            resolved.name,
+            key,
             col,
             role,
             hierarchies.get(col),
@@ -110,7 +124,8 @@ def configure(
     ]
     con.execute("BEGIN TRANSACTION")
     try:
-        con.execute("DELETE FROM kanon_columns WHERE lower(table_name) = lower(?)", [resolved.name])
+        marks = ", ".join("?" for _ in old_keys)
+        con.execute(f"DELETE FROM kanon_columns WHERE table_name IN ({marks})", old_keys)
         if rows:
             con.executemany("INSERT INTO kanon_columns VALUES (?, ?, ?, ?, ?, ?)", rows)
         con.execute("COMMIT")

@@ -124,6 +124,8 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         recursive_l: int | None,
         recursive_c: float | None,
         risk_threshold: float | None,
+        identifiers: list[str] | None,
+        insensitive: list[str] | None,
     ) -> str:
         options = CheckOptions(
             qi=tuple(qi or ()),
@@ -133,6 +135,8 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
             recursive_l=recursive_l,
             recursive_c=recursive_c,
             risk_threshold=0.2 if risk_threshold is None else risk_threshold,
+            identifiers=tuple(identifiers or ()),
+            insensitive=tuple(insensitive or ()),
         )
         return plan_check(cursor, tbl, options).sql
 
@@ -151,6 +155,9 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         labels: str | None,
         block_size: int | None,
         effort: str | None,
+        identifiers: list[str] | None,
+        insensitive: list[str] | None,
+        keep_undeclared: bool | None,
     ) -> str:
         if k is None:
             msg = "kanon(...) needs k, the smallest class size: kanon('table', k := 5)"
@@ -169,6 +176,9 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
             labels=labels,
             block_size=block_size,
             effort=effort,
+            identifiers=identifiers,
+            insensitive=insensitive,
+            keep_undeclared=keep_undeclared,
         )
         # The values are checked as the SQL runs: DuckDB binds this call twice.
         return plan_anonymize(cursor, tbl, options, check_values=False).sql
@@ -199,7 +209,8 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
             max_level=max_level,
             models=PrivacyModels.from_json(models),
         )
-        return search_sql(plan_anonymize(cursor, tbl, options, check_values=False), options)
+        plan = plan_anonymize(cursor, tbl, options, check_values=False, check_undeclared=False)
+        return search_sql(plan, options)
 
     def plan_metrics_udf(original: str, released: str, qi: list[str] | None, k: int | None) -> str:
         return plan_metrics(cursor, original, released, tuple(qi or ()), k)
@@ -211,7 +222,18 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         con,
         "kanon_plan_check",
         plan_check_udf,
-        ["VARCHAR", "VARCHAR[]", "VARCHAR", "VARCHAR", "VARCHAR", "BIGINT", "DOUBLE", "DOUBLE"],
+        [
+            "VARCHAR",
+            "VARCHAR[]",
+            "VARCHAR",
+            "VARCHAR",
+            "VARCHAR",
+            "BIGINT",
+            "DOUBLE",
+            "DOUBLE",
+            "VARCHAR[]",
+            "VARCHAR[]",
+        ],
         "VARCHAR",
     )
     _replace_function(
@@ -240,6 +262,9 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
             "VARCHAR",
             "BIGINT",
             "VARCHAR",
+            "VARCHAR[]",
+            "VARCHAR[]",
+            "BOOLEAN",
         ],
         "VARCHAR",
     )
