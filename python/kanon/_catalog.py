@@ -190,6 +190,10 @@ def resolve_table(con: duckdb.DuckDBPyConnection, name: str) -> Table:
     raise ConfigError(msg)
 
 
+#: A name part stored without quotes in ``kanon_columns.table_name``.
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def canonical_key(con: duckdb.DuckDBPyConnection, table: Table) -> str:
     """The ``kanon_columns.table_name`` that ``kanon.configure`` writes for ``table``.
 
@@ -203,9 +207,6 @@ def canonical_key(con: duckdb.DuckDBPyConnection, table: Table) -> str:
     ((db,),) = con.execute("SELECT current_database()").fetchall()
     parts = [schema, name] if catalog.lower() == str(db).lower() else [catalog, schema, name]
     return ".".join(p if _PLAIN.fullmatch(p) else ident(p) for p in parts)
-
-
-_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def config_keys(con: duckdb.DuckDBPyConnection, table: Table) -> list[str]:
