@@ -86,3 +86,17 @@ def test_demo_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert "SELECT * FROM kanon('census', k := 5)" in out
     assert "k (smallest class)" in out
     assert "GCP" in out
+
+
+def test_population_with_a_qi_typed_differently_in_the_two_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sample = tmp_path / "sample.csv"
+    sample.write_text("zip,dx\n2134,a\n53711,b\n53711,c\n")  # zip sniffed as a number here
+    population = tmp_path / "population.csv"
+    population.write_text("zip\n02134\n02134\n02134\n2134\n53711\n53711\n53711\n53711\n")
+    args = ["check", str(sample), "--qi", "zip", "--population", str(population), "--json"]
+    assert main(args) == 0, capsys.readouterr().err
+    report = json.loads(capsys.readouterr().out)
+    # '2134' has one person in the population ('02134' is another ZIP): risk 1.
+    assert report["journalist_max"] == 1.0

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import _thread
 import io
+import os
+import re
+import subprocess
+import sys
 import threading
 import time
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 import duckdb
 import pytest
 
 from kanon import cli
 from kanon._progress import format_bar, run_with_progress
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 
 def _write_people(path: Path, rows: int) -> None:
@@ -148,3 +149,241 @@ def test_progress_bar_reports_rows_elapsed_and_time_left() -> None:
     result = run_with_progress(con, work, rows=10, after=0.0, stream=stream)
     assert result == [(499500,)]
     assert "10/10 rows" in stream.getvalue()
+
+
+# ------------------------------------------------------------------- CSV fidelity
+
+
+def _read_text(path: Path, delimiter: str) -> list[dict[str, str | None]]:
+    """Every field of a CSV file as text (no type sniffing)."""
+    con = duckdb.connect()
+    rel = con.execute(
+        f"SELECT * FROM read_csv('{path}', delim='{delimiter}', all_varchar=true, header=true)"
+    )
+    names = [d[0] for d in rel.description]
+    return [dict(zip(names, row, strict=True)) for row in rel.fetchall()]
+
+
+def _smallest_class(rows: list[dict[str, str | None]], qi: list[str]) -> int:
+    """Independent check: the smallest group of rows with equal released QI labels."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE r (a VARCHAR, b VARCHAR)")
+    con.executemany("INSERT INTO r VALUES (?, ?)", [[row[q] for q in qi] for row in rows])
+    return int(
+        con.execute("SELECT min(n) FROM (SELECT count(*) n FROM r GROUP BY a, b)").fetchall()[0][0]
+    )
+
+
+def test_csv_values_keep_their_text_and_numbers_get_intervals(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The ZIP with a leading zero comes after DuckDB's 20,480-row sniffing sample, which
+    # types the column BIGINT; prices are written with two decimals, phones with '+'.
+    source = tmp_path / "in.csv"
+    zips = ["53711", "53715", "60601"]
+    lines = ["id;zip;age;price;phone;city"]
+    lines += [
+        f"{i};{zips[i % 3]};{20 + i % 50};{i % 7}.50;+1{600 + i % 300};{'ab'[i % 2]}"
+        for i in range(25_000)
+    ]
+    lines += [f"{25_000 + i};02134;{30 + i};1.50;+1608;a" for i in range(6)]
+    source.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out.csv"
+    args = ["anonymize", str(source), "--k", "5", "--qi", "age,city", "--quiet"]
+    assert cli.main([*args, "--out", str(out)]) == 0, capsys.readouterr().err
+    original = {r["id"]: r for r in _read_text(source, ";")}
+    released = _read_text(out, ";")
+    assert len(released) == len(original)
+    for row in released:
+        before = original[row["id"]]  # type: ignore[index]
+        assert (row["zip"], row["price"], row["phone"]) == (
+            before["zip"],
+            before["price"],
+            before["phone"],
+        )
+    assert sum(row["zip"] == "02134" for row in released) == 6
+    # age is a true number column: generalized by integer intervals, e.g. '[30..35]'.
+    ages = {row["age"] for row in released}
+    assert any(a is not None and a.startswith("[") and ".." in a for a in ages), ages
+    assert _smallest_class(released, ["age", "city"]) >= 5
+
+    # --all-text: age is text too, so its only generalization is suppression.
+    assert cli.main([*args, "--all-text", "--out", str(out)]) == 0, capsys.readouterr().err
+    released = _read_text(out, ";")
+    assert {row["age"] for row in released} <= {str(a) for a in range(20, 70)} | {"*"}
+    assert _smallest_class(released, ["age", "city"]) >= 5
+
+
+def test_type_option_casts_a_column_or_names_the_bad_value(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "in.csv"
+    rows = [f"{i},{i % 4}.50,0{i % 3}" for i in range(40)]
+    source.write_text("id,price,code\n" + "\n".join(rows) + "\n")
+    out = tmp_path / "out.csv"
+    base = ["anonymize", str(source), "--k", "5", "--qi", "price", "--quiet", "--out", str(out)]
+    # '0.50' is text unless told otherwise: suppression is its only generalization.
+    assert cli.main(base) == 0, capsys.readouterr().err
+    assert {r["price"] for r in _read_text(out, ",")} <= {"0.50", "1.50", "2.50", "3.50", "*"}
+    assert cli.main([*base, "--k", "15", "--type", "price=DOUBLE"]) == 0
+    prices = {r["price"] for r in _read_text(out, ",")}
+    assert any(p is not None and p.startswith("(0.500000..") for p in prices), prices
+    assert {r["code"] for r in _read_text(out, ",")} == {"00", "01", "02"}
+    assert cli.main([*base, "--type", "code=INTEGER", "--type", "id=DATE"]) == 2
+    err = capsys.readouterr().err
+    assert "id=DATE" in err
+    assert "'0'" in err
+    assert cli.main([*base, "--type", "nope=INTEGER"]) == 2
+    assert "'nope'" in capsys.readouterr().err
+    assert cli.main([*base, "--type", "price=INT); DROP TABLE x; --"]) == 2
+    assert "type name" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("out", "extra", "expected"),
+    [("out.csv", [], ";"), ("out.tsv", [], "\t"), ("out.csv", ["--out-delimiter", "|"], "|")],
+)
+def test_csv_output_keeps_the_delimiter_and_quotes(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    out: str,
+    extra: list[str],
+    expected: str,
+) -> None:
+    source = tmp_path / "in.csv"
+    con = duckdb.connect()
+    con.execute(
+        "COPY (SELECT i AS id, 20 + i % 30 AS age, "
+        "'a;b|c,\"q\"' || chr(9) || i AS note FROM range(60) r(i)) "
+        f"TO '{source}' (HEADER, DELIMITER ';')"
+    )
+    assert source.read_text().startswith("id;age;note\n")
+    args = ["anonymize", str(source), "--k", "5", "--qi", "age", "--quiet"]
+    status = cli.main([*args, "--out", str(tmp_path / out), *extra])
+    assert status == 0, capsys.readouterr().err
+    text = (tmp_path / out).read_text()
+    assert text.splitlines()[0] == expected.join(["id", "age", "note"])
+    released = {r["id"]: r["note"] for r in _read_text(tmp_path / out, expected)}
+    assert released == {str(i): f'a;b|c,"q"\t{i}' for i in range(60)}
+
+
+def test_csv_to_stdout_and_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    source = tmp_path / "in.parquet"
+    _write_people(source, 30_000)
+    env = {**os.environ, "PYTHONPATH": str(Path(cli.__file__).parent.parent)}
+    kanon = [sys.executable, "-m", "kanon.cli", "anonymize", str(source), "--k", "5"]
+    kanon += ["--qi", "age,sex", "--out", "-"]
+    whole = subprocess.run(kanon, env=env, capture_output=True, check=False)
+    assert whole.returncode == 0, whole.stderr
+    lines = whole.stdout.decode().splitlines()
+    assert lines[0] == "id,age,zip,sex,disease"
+    assert len(lines) == 30_001
+    assert "wrote standard output (30,000 rows" in whole.stderr.decode()
+    assert list(tmp_path.iterdir()) == [source]
+    # A reader that takes one line and exits: the CLI's next writes meet a closed pipe.
+    producer = subprocess.Popen(
+        [*kanon, "--quiet"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert producer.stdout is not None
+    reader = subprocess.run(
+        [sys.executable, "-c", "import sys; print(sys.stdin.readline(), end='')"],
+        stdin=producer.stdout,
+        capture_output=True,
+        check=False,
+    )
+    producer.stdout.close()
+    _, err = producer.communicate(timeout=120)
+    assert reader.stdout.decode() == "id,age,zip,sex,disease\n"
+    assert err == b""
+    assert producer.returncode == cli.EXIT_BROKEN_PIPE
+
+
+def test_broken_pipe_on_check_is_quiet(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    class Closed(io.StringIO):
+        def write(self, text: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    _write_people(tmp_path / "in.csv", 50)
+    monkeypatch.setattr(sys, "stdout", Closed())
+    assert cli.main(["check", str(tmp_path / "in.csv"), "--qi", "age", "--json"]) == 141
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("command", ["check", "anonymize"])
+@pytest.mark.parametrize(
+    ("name", "body", "fragment"),
+    [
+        (
+            "binary.csv",
+            bytes(range(256)) * 16,
+            "could not parse {path} as CSV: it is not UTF-8 text",
+        ),
+        ("ragged.csv", b"age,zip\n1,2\n3,4,5\n6\n", "could not parse {path} as CSV: .*Expected"),
+        ("skip.csv", b"age;zip\n1;2\n3;4;5\n6;7;8\n", "first 2 line.*Expected"),
+        ("empty.csv", b"", "{path} is empty"),
+        ("fake.parquet", b"age,zip\n1,2\n", "could not parse {path} as Parquet"),
+    ],
+)
+def test_unparsable_file_is_named(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+    name: str,
+    body: bytes,
+    fragment: str,
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(body)
+    args = [command, str(path), "--qi", "age"]
+    if command == "anonymize":
+        args += ["--k", "2", "--out", str(tmp_path / "out.csv")]
+    assert cli.main(args) == 2
+    err = capsys.readouterr().err
+    assert re.search(fragment.format(path=re.escape(str(path))), err), err
+    assert "has no column" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+
+
+def test_ragged_csv_with_the_delimiter_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "ragged.csv"
+    path.write_text("age;zip\n1;2\n3;4;5\n")
+    assert cli.main(["check", str(path), "--qi", "age", "--delimiter", ";"]) == 2
+    err = capsys.readouterr().err
+    assert f"could not parse {path} as CSV" in err
+    assert "Expected Number of Columns: 2 Found: 3" in err
+
+
+def test_missing_directory_and_unreadable_inputs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["--k", "2", "--qi", "age", "--out", str(tmp_path / "o.csv")]
+    assert cli.main(["anonymize", str(tmp_path / "ghost.csv"), *base]) == 2
+    assert f"no such file: {tmp_path / 'ghost.csv'}" in capsys.readouterr().err
+    assert cli.main(["anonymize", str(tmp_path), *base]) == 2
+    assert f"{tmp_path} is a directory" in capsys.readouterr().err
+    people = tmp_path / "people.csv"
+    people.write_text("age,zip\n1,2\n")
+    assert cli.main(["anonymize", str(people), *base[:-3], "nope", *base[-2:]]) == 2
+    assert f"{people} has no column 'nope' (its columns: 'age', 'zip')" in capsys.readouterr().err
+    if os.geteuid() != 0:  # root reads any file: the permission case needs another user
+        locked = tmp_path / "locked.csv"
+        locked.write_text("age\n1\n")
+        locked.chmod(0)
+        assert cli.main(["check", str(locked), "--qi", "age"]) == 2
+        assert f"cannot read {locked}" in capsys.readouterr().err
+
+
+def test_comment_lines_before_the_header_are_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "notes.csv"
+    path.write_text("# exported 2024\nzip,age\n02134,34\n02139,34\n")
+    out = tmp_path / "out.csv"
+    assert cli.main(["anonymize", str(path), "--k", "2", "--qi", "age", "--out", str(out)]) == 0
+    lines = out.read_text().splitlines()
+    assert (lines[0], sorted(lines[1:])) == ("zip,age", ["02134,34", "02139,34"])
+    assert "wrote" in capsys.readouterr().out

@@ -264,6 +264,96 @@ def test_from_csv_errors(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None
         from_csv(con, two_roots, "h", delimiter=";;")
 
 
+def _snapshot(con: duckdb.DuckDBPyConnection, name: str) -> tuple[list[Any], list[Any]]:
+    """The table's columns with their types and its rows, in a canonical order."""
+    return (
+        con.execute(f"DESCRIBE {ident(name)}").fetchall(),
+        con.execute(f"SELECT * FROM {ident(name)} ORDER BY ALL").fetchall(),
+    )
+
+
+def _no_build_tables(con: duckdb.DuckDBPyConnection) -> bool:
+    found = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE table_name LIKE '__kanon_hbuild%'"
+    ).fetchall()
+    return found[0][0] == 0
+
+
+def test_failing_from_csv_keeps_the_existing_table(
+    con: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    good = tmp_path / "good.csv"
+    good.write_text("02134;021**;*\n02139;021**;*\n", encoding="utf-8")
+    assert from_csv(con, good, "h_zip") == Hierarchy("h_zip", 2)
+    before = _snapshot(con, "h_zip")
+    bad = {
+        "not_nested.csv": ("1;a;x;*\n2;a;y;*\n", "not nested"),
+        "two_roots.csv": ("1;x\n2;y\n", "2 roots"),
+        "ragged.csv": ("1;a;*\n2;a\n", "fields"),
+        "null_label.csv": ("1;a;*\n2;;*\n2;b;*\n", "more than once"),
+    }
+    for file, (body, fragment) in bad.items():
+        path = tmp_path / file
+        path.write_text(body, encoding="utf-8")
+        with pytest.raises(HierarchyError, match=fragment) as err:
+            from_csv(con, path, "h_zip")
+        assert "__kanon" not in str(err.value)
+        assert _snapshot(con, "h_zip") == before, file
+    binary = tmp_path / "binary.csv"
+    binary.write_bytes(bytes(range(256)) * 8)
+    with pytest.raises(HierarchyError, match=re.escape(str(binary))):
+        from_csv(con, binary, "h_zip")
+    assert _snapshot(con, "h_zip") == before
+    assert _no_build_tables(con)
+
+
+@pytest.mark.parametrize("build", [suppress, mask, prefix_words, auto])
+def test_failing_builder_keeps_the_existing_table(
+    con: duckdb.DuckDBPyConnection, build: Any
+) -> None:
+    make_table(con, ["a b", "c d"], "VARCHAR", table="src", column="c")
+    build(con, "h_c", table="src", column="c")
+    con.execute("INSERT INTO h_c SELECT * FROM h_c LIMIT 0")  # a table of the user's own
+    before = _snapshot(con, "h_c")
+    # A source whose values change on every read: the hierarchy built from one read
+    # cannot cover the next, so validation fails after the rows were built.
+    con.execute("CREATE SEQUENCE s")
+    con.execute("CREATE VIEW moving AS SELECT CAST(nextval('s') AS VARCHAR) AS c FROM range(3)")
+    with pytest.raises(HierarchyError, match="'h_c' does not cover") as err:
+        build(con, "h_c", table="moving", column="c")
+    assert "__kanon" not in str(err.value)
+    assert _snapshot(con, "h_c") == before
+    assert _no_build_tables(con)
+    # Refused before anything is built: a view of that name, or the source table itself.
+    con.execute("CREATE VIEW h_v AS SELECT 1 AS one")
+    with pytest.raises(ConfigError, match="'h_v' is a view"):
+        build(con, "h_v", table="src", column="c")
+    assert con.execute("SELECT * FROM h_v").fetchall() == [(1,)]
+    with pytest.raises(InvalidInputError, match="source table"):
+        build(con, "SRC", table="src", column="c")
+    assert sorted(con.execute("SELECT c FROM src").fetchall()) == [("a b",), ("c d",)]
+    assert _no_build_tables(con)
+
+
+def test_builder_replaces_the_temp_table_its_name_resolves_to(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    make_table(con, ["x", "y"], "VARCHAR", table="src", column="c")
+    con.execute("CREATE TEMP TABLE h AS SELECT 1 AS old, 2 AS older")
+    assert suppress(con, "h", table="src", column="c") == Hierarchy("h", 1)
+    assert rows(con, "h") == [("x", "*"), ("y", "*")]
+    assert validate(con, "h", table="src", column="c") == Hierarchy("h", 1)
+
+
+def test_builder_inside_an_open_transaction(con: duckdb.DuckDBPyConnection) -> None:
+    make_table(con, ["x", "y"], "VARCHAR", table="src", column="c")
+    con.execute("BEGIN")
+    assert suppress(con, "h", table="src", column="c") == Hierarchy("h", 1)
+    con.execute("COMMIT")
+    assert rows(con, "h") == [("x", "*"), ("y", "*")]
+    assert _no_build_tables(con)
+
+
 # ------------------------------------------------------------------------ builders
 
 

@@ -11,9 +11,12 @@ from kanon._sql import ident
 from kanon.exceptions import ConfigError, InvalidInputError
 
 __all__ = [
+    "INTERNAL_TABLES",
+    "RESERVED_PREFIX",
     "Column",
     "Table",
     "canonical_key",
+    "check_not_reserved",
     "check_view_name",
     "config_keys",
     "configured",
@@ -34,6 +37,35 @@ DATE_TYPES = frozenset(
 )
 #: Types whose values have a natural numeric or temporal order.
 NUMERIC_TYPES = INT_TYPES | FLOAT_TYPES | DATE_TYPES | {"UHUGEINT", "DECIMAL", "TIME", "INTERVAL"}
+
+
+#: Names beginning with this (in any case) belong to kanon's generated SQL and helper
+#: tables; a user table, column, hierarchy or release named so is refused, not captured.
+RESERVED_PREFIX = "__kanon"
+#: kanon's own tables in that namespace (DataFrames registered by the Python API).
+INTERNAL_TABLES: set[str] = set()
+
+
+def check_not_reserved(name: str, what: str) -> None:
+    """Refuse ``name`` if it begins with :data:`RESERVED_PREFIX` (case-insensitively)."""
+    if name.lower().startswith(RESERVED_PREFIX) and name not in INTERNAL_TABLES:
+        msg = (
+            f"{what} {name!r} begins with {RESERVED_PREFIX!r}, which kanon reserves for the "
+            "names of its generated SQL and helper tables; rename it"
+        )
+        raise ConfigError(msg)
+
+
+def _check_columns_not_reserved(table: Table) -> None:
+    for col in table.columns:
+        if col.name.lower().startswith(RESERVED_PREFIX):
+            msg = (
+                f"table {table.name!r} has a column {col.name!r}: names beginning with "
+                f"{RESERVED_PREFIX!r} are reserved for kanon's generated SQL; rename it, for "
+                f"example through a view: CREATE VIEW v AS SELECT * RENAME "
+                f"({ident(col.name)} AS {ident(col.name.lstrip('_'))}) FROM {table.sql}"
+            )
+            raise ConfigError(msg)
 
 
 @dataclass(frozen=True)
@@ -173,11 +205,14 @@ def resolve_table(con: duckdb.DuckDBPyConnection, name: str) -> Table:
     One ``DESCRIBE`` of the quoted name: temporary objects shadow persistent ones and the
     search path applies, exactly as when the generated SQL runs. The name is read first
     as one identifier (a table whose name holds a dot), then as dotted parts, double
-    quotes read as SQL quoting (``main."Patients"``).
+    quotes read as SQL quoting (``main."Patients"``). Names (of the table or of a
+    column) in kanon's reserved namespace are refused.
     """
     if not isinstance(name, str) or name == "":
         msg = f"a table name must be a non-empty string, got {name!r}"
         raise ConfigError(msg)
+    for part in split_name(name):
+        check_not_reserved(part, "table name")
     for parts in _candidates(name):
         sql = ".".join(ident(part) for part in parts)
         try:
@@ -185,7 +220,9 @@ def resolve_table(con: duckdb.DuckDBPyConnection, name: str) -> Table:
         except duckdb.CatalogException:
             continue
         identity = _identify(parts, _listing(con), _search_path(con))
-        return Table(name, sql, tuple(Column(r[0], r[1]) for r in described), identity)
+        table = Table(name, sql, tuple(Column(r[0], r[1]) for r in described), identity)
+        _check_columns_not_reserved(table)
+        return table
     msg = f"unknown table {name!r}: no table or view of that name exists"
     raise ConfigError(msg)
 
@@ -287,6 +324,7 @@ def check_view_name(con: duckdb.DuckDBPyConnection, name: str, source: Table) ->
     if not isinstance(name, str) or not name or "." in name:
         msg = f"name must be a non-empty unqualified view name, got {name!r}"
         raise InvalidInputError(msg)
+    check_not_reserved(name, "release name")
     if name.lower() == source.name.lower():
         msg = f"name {name!r} is the source table; choose another name for the release"
         raise InvalidInputError(msg)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import itertools
+import uuid
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import duckdb
 
+from kanon._catalog import INTERNAL_TABLES
 from kanon._install import install_kernels
 from kanon.exceptions import InvalidInputError
 
@@ -19,7 +20,6 @@ if TYPE_CHECKING:
 __all__ = ["Data", "as_table", "like_input"]
 
 Data = Any  # str | duckdb.DuckDBPyRelation | pandas / polars DataFrame | pyarrow Table
-_counter = itertools.count()
 
 
 @contextmanager
@@ -49,12 +49,15 @@ def as_table(
         raise InvalidInputError(msg)
     own = con is None
     con = duckdb.connect() if con is None else con
-    name = f"__kanon_input_{next(_counter)}"
+    # A fresh name in kanon's reserved namespace: it replaces no view of the user's.
+    name = f"__kanon_input_{uuid.uuid4().hex[:16]}"
+    INTERNAL_TABLES.add(name)
     try:
         install_kernels(con)
         con.register(name, data)
         yield con, name
     finally:
+        INTERNAL_TABLES.discard(name)
         con.unregister(name)
         if own:
             con.close()

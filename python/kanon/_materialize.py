@@ -22,9 +22,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
-from typing import Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 
@@ -34,10 +33,14 @@ from kanon._arrow import from_bytes
 from kanon._catalog import Table, check_view_name, resolve_table
 from kanon._install import install_kernels
 from kanon._models import ModelKeywords, PrivacyModels
+from kanon._owned import claim, drop_stale, helper, read_meta, temp_name
 from kanon._portable_view import materialize_global
 from kanon._sql import ident, literal
 from kanon.exceptions import ConfigError, HierarchyError, InvalidInputError
 from kanon.hierarchy import ROOT, default_select, value_text
+
+if TYPE_CHECKING:
+    import duckdb
 
 __all__ = ["Refreshed", "materialize", "refresh"]
 
@@ -61,11 +64,7 @@ class Refreshed:
 
 
 def _names(name: str) -> dict[str, str]:
-    return {
-        "rows": f"{name}__kanon_rows",
-        "groups": f"{name}__kanon_groups",
-        "meta": f"{name}__kanon_meta",
-    }
+    return {part: helper(name, part) for part in ("rows", "groups", "meta")}
 
 
 def _match(left: str, right: str, columns: list[str]) -> str:
@@ -95,7 +94,7 @@ def _view_sql(name: str, source: Table, meta: dict[str, Any]) -> str:
     ]
     for j, (col, typ) in enumerate(zip(qi, meta["types"], strict=True)):
         joins.append(
-            f"LEFT JOIN {ident(f'{name}__kanon_h{j}')} h{j} "
+            f"LEFT JOIN {ident(helper(name, f'h{j}'))} h{j} "
             f"ON {value_text(f's.{ident(col)}', typ)} = h{j}.k"
         )
     out = []
@@ -197,8 +196,13 @@ def materialize(
     check_view_name(con, name, source)
     names = _names(name)
     columns = [ident(c.name) for c in source.columns]
+    objects = [name, *names.values(), *(helper(name, f"h{j}") for j in range(len(plan.qis)))]
+    owned = claim(con, name, objects)
+    assign = temp_name("assign")
     meta = {
         "source": source.name,
+        "method": "forest",
+        "objects": objects,
         "k": k,
         "qi": [q.column.name for q in plan.qis],
         "types": [q.column.type for q in plan.qis],
@@ -210,21 +214,22 @@ def materialize(
     }
     con.execute("BEGIN TRANSACTION")
     try:
-        con.execute(f"CREATE OR REPLACE TEMP TABLE __kanon_assign AS {plan.assignment_sql}")
+        drop_stale(con, owned, objects)
+        con.execute(f"CREATE TEMP TABLE {assign} AS {plan.assignment_sql}")
         con.execute(
             f"CREATE OR REPLACE TABLE {ident(names['rows'])} AS SELECT {', '.join(columns)}, "
             f'row_number() OVER (PARTITION BY {", ".join(columns)}) AS "__kanon_copy", '
-            '"__kanon_grp" FROM __kanon_assign'
+            f'"__kanon_grp" FROM {assign}'
         )
         con.execute(
             f"CREATE OR REPLACE TABLE {ident(names['groups'])} AS "
-            'SELECT DISTINCT "__kanon_grp", "__kanon_lvl" FROM __kanon_assign'
+            f'SELECT DISTINCT "__kanon_grp", "__kanon_lvl" FROM {assign}'
         )
-        con.execute("DROP TABLE __kanon_assign")
+        con.execute(f"DROP TABLE {assign}")
         for j, q in enumerate(plan.qis):
             labels = ", ".join(["k"] + [f"l{i}" for i in range(1, q.height + 1)])
             con.execute(
-                f"CREATE OR REPLACE TABLE {ident(f'{name}__kanon_h{j}')} AS "
+                f"CREATE OR REPLACE TABLE {ident(helper(name, f'h{j}'))} AS "
                 f"SELECT k, [{labels}] AS labels FROM ({hierarchy_select(q)})"
             )
         con.execute(
@@ -240,13 +245,23 @@ def materialize(
 
 
 def _read_meta(con: duckdb.DuckDBPyConnection, name: str) -> dict[str, Any]:
-    table = _names(name)["meta"]
-    try:
-        rows = con.execute(f"SELECT meta FROM {ident(table)}").fetchall()
-    except duckdb.CatalogException as err:
-        msg = f"{name!r} is not a release made by kanon.materialize (no {table!r})"
-        raise ConfigError(msg) from err
-    meta: dict[str, Any] = json.loads(rows[0][0])
+    if not isinstance(name, str) or not name:
+        msg = f"name must be the non-empty name of a release, got {name!r}"
+        raise InvalidInputError(msg)
+    meta = read_meta(con, name)
+    if meta is None:
+        msg = (
+            f"{name!r} is not a release made by kanon.materialize (no table "
+            f"{helper(name, 'meta')!r} holding its description)"
+        )
+        raise ConfigError(msg)
+    if meta.get("method", "forest") != "forest" or "columns" not in meta:
+        msg = (
+            f"release {name!r} was made with method {meta.get('method')!r} (global "
+            "recoding: its view applies the transformation to every source row as it is "
+            "read); refresh places new rows of local recodings (method 'forest') only"
+        )
+        raise InvalidInputError(msg)
     return meta
 
 
@@ -257,7 +272,7 @@ def _u32(values: Any) -> memoryview:
 
 def _codes_sql(name: str, j: int, height: int) -> str:
     """Leaf codes (depth-first) and label codes of snapshot hierarchy ``j``, NULL leaf added."""
-    h = ident(f"{name}__kanon_h{j}")
+    h = ident(helper(name, f"h{j}"))
     path = ", ".join([f"labels[{i + 1}]" for i in range(height, 0, -1)] + ["k"])
     levels = ", ".join(
         f"(dense_rank() OVER (ORDER BY labels[{i + 1}]) - 1)::UINTEGER AS a{i}"
@@ -278,6 +293,8 @@ def _cover(
     j: int,
     column: str,
     height: int,
+    new_t: str,
+    codes: str,
 ) -> None:
     """Make snapshot hierarchy ``j`` cover the new rows' values, or raise.
 
@@ -287,9 +304,9 @@ def _cover(
     typ = meta["types"][j]
     text = value_text("v", typ)
     missing_sql = (
-        f"SELECT v FROM (SELECT DISTINCT n.{column} AS v FROM __kanon_new n "
+        f"SELECT v FROM (SELECT DISTINCT n.{column} AS v FROM {new_t} n "
         f"WHERE n.{column} IS NOT NULL) WHERE {text} NOT IN "
-        f"(SELECT k FROM __kanon_c{j} WHERE k IS NOT NULL)"
+        f"(SELECT k FROM {codes} WHERE k IS NOT NULL)"
     )
     spec = meta["defaults"][j]
     if spec is not None and spec["kind"] in ("int", "float"):
@@ -303,11 +320,11 @@ def _cover(
         select = default_select(missing_sql, spec)
         labels = ", ".join(f"CAST(level_{i} AS VARCHAR)" for i in range(1, height + 1))
         con.execute(
-            f"INSERT INTO {ident(f'{name}__kanon_h{j}')} "
+            f"INSERT INTO {ident(helper(name, f'h{j}'))} "
             f"SELECT {value_text('level_0', typ)}, [{value_text('level_0', typ)}, {labels}] "
             f"FROM ({select})"
         )
-        con.execute(f"CREATE OR REPLACE TEMP TABLE __kanon_c{j} AS {_codes_sql(name, j, height)}")
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {codes} AS {_codes_sql(name, j, height)}")
         return
     missing = con.execute(
         f"SELECT {text} AS t FROM ({missing_sql}) ORDER BY t LIMIT {_SHOWN}"
@@ -379,40 +396,40 @@ def _refresh(
     heights: list[int],
     k: int,
 ) -> Refreshed:
-    con.execute(f"CREATE OR REPLACE TEMP TABLE __kanon_src AS {_numbered(source.sql, columns)}")
+    src, new_t = temp_name("src"), temp_name("new")
+    codes = [temp_name(f"c{j}") for j in range(len(qi))]
+    con.execute(f"CREATE TEMP TABLE {src} AS {_numbered(source.sql, columns)}")
     removed = con.execute(
         f"DELETE FROM {rows_t} a WHERE NOT EXISTS "
-        f"(SELECT 1 FROM __kanon_src s WHERE {_match('s', 'a', columns)})"
+        f"(SELECT 1 FROM {src} s WHERE {_match('s', 'a', columns)})"
     ).fetchall()[0][0]
     requeued = con.execute(
         f'DELETE FROM {rows_t} WHERE "__kanon_grp" IN (SELECT "__kanon_grp" FROM {rows_t} '
         f'GROUP BY "__kanon_grp" HAVING count(*) < {k})'
     ).fetchall()[0][0]
     con.execute(
-        f"CREATE OR REPLACE TEMP TABLE __kanon_new AS SELECT s.*, "
-        f'row_number() OVER () - 1 AS "__kanon_idx" FROM __kanon_src s '
+        f"CREATE TEMP TABLE {new_t} AS SELECT s.*, "
+        f'row_number() OVER () - 1 AS "__kanon_idx" FROM {src} s '
         f"WHERE NOT EXISTS (SELECT 1 FROM {rows_t} a WHERE {_match('s', 'a', columns)})"
     )
-    con.execute("DROP TABLE __kanon_src")
-    added = con.execute("SELECT count(*) FROM __kanon_new").fetchall()[0][0]
+    con.execute(f"DROP TABLE {src}")
+    added = con.execute(f"SELECT count(*) FROM {new_t}").fetchall()[0][0]
     if added == 0:
         con.execute(
             f'DELETE FROM {groups_t} WHERE "__kanon_grp" NOT IN '
             f'(SELECT "__kanon_grp" FROM {rows_t})'
         )
-        con.execute("DROP TABLE __kanon_new")
+        con.execute(f"DROP TABLE {new_t}")
         return Refreshed(0, int(removed), 0, 0, 0)
     m = len(qi)
     for j in range(m):
-        con.execute(
-            f"CREATE OR REPLACE TEMP TABLE __kanon_c{j} AS {_codes_sql(name, j, heights[j])}"
-        )
-        _cover(con, name, meta, j, qi[j], heights[j])
+        con.execute(f"CREATE TEMP TABLE {codes[j]} AS {_codes_sql(name, j, heights[j])}")
+        _cover(con, name, meta, j, qi[j], heights[j], new_t, codes[j])
 
     def coded(rel: str, extra: str, group_by: bool) -> pa.Table:
         sel = [f"c{j}.a0 AS c{j}" for j in range(m)]
         joins = [
-            f"JOIN __kanon_c{j} c{j} ON "
+            f"JOIN {codes[j]} c{j} ON "
             f"{value_text(f'x.{qi[j]}', meta['types'][j])} IS NOT DISTINCT FROM c{j}.k"
             for j in range(m)
         ]
@@ -421,11 +438,11 @@ def _refresh(
         return con.sql(f"SELECT {cols} FROM {rel} x {' '.join(joins)}{tail}").to_arrow_table()
 
     old = coded(rows_t, 'x."__kanon_grp" AS grp', group_by=True)
-    new = coded("__kanon_new", 'x."__kanon_idx"', group_by=False)
+    new = coded(new_t, 'x."__kanon_idx"', group_by=False)
     hierarchies = []
     for j in range(m):
         levels = ", ".join(f"list(a{i} ORDER BY a0)" for i in range(heights[j] + 1))
-        (row,) = con.execute(f"SELECT [{levels}] FROM __kanon_c{j}").fetchall()
+        (row,) = con.execute(f"SELECT [{levels}] FROM {codes[j]}").fetchall()
         hierarchies.append([np.asarray(level, dtype=np.uint32) for level in row[0]])
 
     old_codes = np.column_stack([old.column(f"c{j}").to_numpy() for j in range(m)]).astype(
@@ -467,33 +484,35 @@ def _refresh(
             "grp": pa.array(ids[dense[len(dense) - len(new_codes) :]].astype(np.int64)),
         }
     )
-    con.register("__kanon_placed", placed_new)
+    placed_v = temp_name("placed")
+    con.register(placed_v, placed_new)
     try:
         con.execute(
             f"INSERT INTO {rows_t} SELECT {', '.join(f'n.{c}' for c in columns)}, "
-            'n."__kanon_copy", p.grp FROM __kanon_new n JOIN __kanon_placed p '
+            f'n."__kanon_copy", p.grp FROM {new_t} n JOIN {placed_v} p '
             'ON n."__kanon_idx" = p.idx'
         )
     finally:
-        con.unregister("__kanon_placed")
+        con.unregister(placed_v)
     group_levels = pa.table(
         {
             "grp": pa.array(ids.astype(np.int64)),
             "lvl": pa.array([list(map(int, r)) for r in levels], pa.list_(pa.uint32())),
         }
     )
-    con.register("__kanon_levels", group_levels)
+    levels_v = temp_name("levels")
+    con.register(levels_v, group_levels)
     try:
         con.execute(f"DELETE FROM {groups_t}")
-        con.execute(f"INSERT INTO {groups_t} SELECT grp, lvl FROM __kanon_levels")
+        con.execute(f"INSERT INTO {groups_t} SELECT grp, lvl FROM {levels_v}")
     finally:
-        con.unregister("__kanon_levels")
+        con.unregister(levels_v)
     con.execute(
         f'DELETE FROM {groups_t} WHERE "__kanon_grp" NOT IN (SELECT "__kanon_grp" FROM {rows_t})'
     )
-    con.execute("DROP TABLE __kanon_new")
-    for j in range(m):
-        con.execute(f"DROP TABLE __kanon_c{j}")
+    con.execute(f"DROP TABLE {new_t}")
+    for table in codes:
+        con.execute(f"DROP TABLE {table}")
     return Refreshed(
         added=int(added) - int(requeued),
         removed=int(removed),

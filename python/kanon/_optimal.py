@@ -248,18 +248,18 @@ def _histogram(m: int, numbered: bool) -> str:
     """
     key = " | ".join(f'(CAST("__kanon_c{j}" AS UHUGEINT) << b.s{j})' for j in range(m))
     entry = (
-        "{'lo': CAST(key & CAST(18446744073709551615 AS UHUGEINT) AS UBIGINT), "
-        "'hi': CAST(key >> CAST(64 AS UHUGEINT) AS UBIGINT), 'n': n}"
+        "{'lo': CAST(\"__kanon_key\" & CAST(18446744073709551615 AS UHUGEINT) AS UBIGINT), "
+        "'hi': CAST(\"__kanon_key\" >> CAST(64 AS UHUGEINT) AS UBIGINT), 'n': n}"
     )
     # b.x is NULL unless the codes do not fit: its error then stops the query.
     if numbered:
         return (
-            f"(SELECT list({entry} ORDER BY t) FROM (SELECT {key} AS key, n, t, b.x "
+            f'(SELECT list({entry} ORDER BY t) FROM (SELECT {key} AS "__kanon_key", n, t, b.x '
             'FROM "__kanon_t" CROSS JOIN "__kanon_b" b) WHERE x IS NULL)'
         )
     return (
-        f"(SELECT list({entry}) FROM (SELECT {key} AS key, count(*)::UBIGINT AS n "
-        'FROM "__kanon_r" CROSS JOIN "__kanon_b" b WHERE b.x IS NULL GROUP BY key))'
+        f'(SELECT list({entry}) FROM (SELECT {key} AS "__kanon_key", count(*)::UBIGINT AS n '
+        'FROM "__kanon_r" CROSS JOIN "__kanon_b" b WHERE b.x IS NULL GROUP BY "__kanon_key"))'
     )
 
 
@@ -351,7 +351,7 @@ def tuple_marks(m: int, field: str) -> tuple[str, str]:
     return (
         f'"__kanon_s" AS (SELECT unnest(r.{field}) AS "__kanon_x", '
         f'(generate_subscripts(r.{field}, 1) - 1)::UBIGINT AS t FROM "__kanon_run")',
-        f'JOIN "__kanon_t" t USING ({code_columns(m)}) JOIN "__kanon_s" s USING (t)',
+        f'JOIN "__kanon_t" t USING ({code_columns(m)}) JOIN "__kanon_s" s ON s.t = t.t',
     )
 
 

@@ -34,6 +34,7 @@ from kanon._anonymize import (
 from kanon._catalog import check_view_name
 from kanon._install import install_kernels
 from kanon._optimal import optimal_ctes
+from kanon._owned import claim, drop_stale, helper
 from kanon._sql import ident, literal
 from kanon.exceptions import InvalidInputError
 from kanon.hierarchy import ROOT, value_text
@@ -75,7 +76,7 @@ def _view_sql(
             generalized.append(f'{star} AS "__kanon_g{j}"')
             continue
         h = f"h{j}"
-        joins.append(f"LEFT JOIN {ident(f'{name}__kanon_h{j}')} {h} ON {c} = {h}.value")
+        joins.append(f"LEFT JOIN {ident(helper(name, f'h{j}'))} {h} ON {c} = {h}.value")
         # A value that is not in the lookup table (added since) goes to the root.
         generalized.append(
             f"CASE WHEN {c} IS NOT NULL AND {h}.value IS NULL THEN {star} "
@@ -121,6 +122,8 @@ def materialize_global(
     source = plan.table
     check_view_name(con, name, source)
     qis = list(plan.qis)
+    objects = [name, helper(name, "meta"), *(helper(name, f"h{j}") for j in range(len(qis)))]
+    owned = claim(con, name, objects)
     hierarchies = [hierarchy_cte(j, q) for j, q in enumerate(qis)]
     head = "WITH " + ",\n".join(optimal_ctes(source, qis, options, plan.rows, hierarchies))
     ((levels, stats_text),) = con.execute(
@@ -131,6 +134,7 @@ def materialize_global(
     meta = {
         "source": source.name,
         "method": "optimal",
+        "objects": objects,
         "k": options.k,
         "metric": options.metric or "loss",
         "max_suppression": options.max_suppression,
@@ -146,8 +150,9 @@ def materialize_global(
     coded = "WITH " + ",\n".join(coded_ctes(source, qis, hierarchies))
     con.execute("BEGIN TRANSACTION")
     try:
+        drop_stale(con, owned, objects)
         for j, q in enumerate(qis):
-            lookup = ident(f"{name}__kanon_h{j}")
+            lookup = ident(helper(name, f"h{j}"))
             if levels[j] == q.height:
                 con.execute(f"DROP TABLE IF EXISTS {lookup}")
                 continue
@@ -156,7 +161,7 @@ def materialize_global(
                 f"{_lookup_sql(source, j, q, levels[j])}"
             )
         con.execute(
-            f"CREATE OR REPLACE TABLE {ident(f'{name}__kanon_meta')} AS SELECT ? AS meta",
+            f"CREATE OR REPLACE TABLE {ident(helper(name, 'meta'))} AS SELECT ? AS meta",
             [json.dumps(meta)],
         )
         view = _view_sql(

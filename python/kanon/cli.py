@@ -5,32 +5,54 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import duckdb
 
 from kanon._check import check, classes
+from kanon._cli_files import InputFile, parse_types, read_input
 from kanon._sql import ident, literal
 from kanon.exceptions import KanonError
 
 __all__ = ["main"]
 
+STDOUT = "-"
+"""``--out -`` writes the release as CSV to standard output."""
+# Exit status after standard output was closed early (128 + SIGPIPE, as a shell reports
+# a command that a closed pipe stopped, e.g. ``cat big | head -1``).
+EXIT_BROKEN_PIPE = 141
 
-def _read_file(con: duckdb.DuckDBPyConnection, path: str, name: str, delimiter: str | None) -> str:
-    """Create view ``name`` over a CSV or Parquet file; return the name."""
-    if not Path(path).is_file():
-        msg = f"no such file: {path}"
-        raise KanonError(msg)
-    lower = path.lower()
-    if lower.endswith((".parquet", ".pq")):
-        source = f"read_parquet({literal(path)})"
-    else:
-        opts = "" if delimiter is None else f", delim = {literal(delimiter)}"
-        source = f"read_csv({literal(path)}{opts})"
-    con.execute(f"CREATE OR REPLACE TEMP VIEW {ident(name)} AS SELECT * FROM {source}")
-    return name
+
+def _read_file(
+    con: duckdb.DuckDBPyConnection, path: str, name: str, args: argparse.Namespace
+) -> InputFile:
+    """Create view ``name`` over a CSV or Parquet file, by the reading options of ``args``."""
+    return read_input(
+        con,
+        path,
+        name,
+        delimiter=args.delimiter,
+        all_text=args.all_text,
+        types=parse_types(args.type),
+    )
+
+
+def _require_columns(
+    con: duckdb.DuckDBPyConnection, source: InputFile, path: str, names: list[str]
+) -> None:
+    """Name the file, not kanon's view of it, when an option names a column it lacks."""
+    have = [str(r[0]) for r in con.execute(f"DESCRIBE {ident(source.view)}").fetchall()]
+    lower = {h.lower() for h in have}
+    for name in names:
+        if name.lower() not in lower:
+            listed = ", ".join(repr(h) for h in have)
+            msg = f"{path} has no column {name!r} (its columns: {listed})"
+            raise KanonError(msg)
 
 
 def _columns(text: str | None) -> list[str]:
@@ -54,13 +76,19 @@ def _histogram(con: duckdb.DuckDBPyConnection, table: str, qi: list[str], top: i
 def _cmd_check(args: argparse.Namespace) -> int:
     con = duckdb.connect()
     try:
-        table = _read_file(con, args.file, "input", args.delimiter)
+        source = _read_file(con, args.file, "input", args)
+        qi = _columns(args.qi)
+        roles = [*_columns(args.identifiers), *_columns(args.insensitive)]
+        _require_columns(
+            con, source, args.file, [*qi, *roles, *([args.sensitive] if args.sensitive else [])]
+        )
+        table = source.view
         population = None
         if args.population:
-            population = _read_file(con, args.population, "population", args.delimiter)
+            population = _read_file(con, args.population, "population", args).view
         report = check(
             table,
-            qi=_columns(args.qi),
+            qi=qi,
             sensitive=args.sensitive,
             identifiers=_columns(args.identifiers),
             insensitive=_columns(args.insensitive),
@@ -84,14 +112,37 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _output_format(path: str) -> str:
-    """``parquet`` or ``csv``, by the output file's extension."""
+    """``parquet`` or ``csv``, by the output file's extension (``-``: CSV on stdout)."""
+    if path == STDOUT:
+        return "csv"
     lower = path.lower()
     if lower.endswith((".parquet", ".pq")):
         return "parquet"
     if lower.endswith((".csv", ".tsv", ".txt")):
         return "csv"
-    msg = f"output file {path!r} must end in .parquet, .pq or .csv"
+    msg = f"output file {path!r} must end in .parquet, .pq, .csv, .tsv or .txt (or be - for stdout)"
     raise KanonError(msg)
+
+
+def _copy_options(fmt: str, args: argparse.Namespace, source: InputFile) -> str:
+    """COPY options: Parquet, or CSV with a header and the output's delimiter.
+
+    The delimiter is ``--out-delimiter`` when given, a tab for a ``.tsv`` output, else the
+    input CSV's own (given or sniffed), else a comma. Fields holding the delimiter, a
+    quote or a line break are quoted, quotes doubled (RFC 4180).
+    """
+    if fmt != "csv":
+        return f"FORMAT {fmt}"
+    if args.out_delimiter is not None:
+        delimiter = args.out_delimiter
+    elif args.out.lower().endswith(".tsv"):
+        delimiter = "\t"
+    else:
+        delimiter = source.delimiter or ","
+    if not delimiter or any(ch in delimiter for ch in '"\r\n'):
+        msg = f"the output delimiter cannot be empty, a quote or a line break, got {delimiter!r}"
+        raise KanonError(msg)
+    return f"FORMAT csv, HEADER, DELIMITER {literal(delimiter)}, QUOTE '\"', ESCAPE '\"'"
 
 
 def _hierarchy_options(con: duckdb.DuckDBPyConnection, specs: list[str]) -> dict[str, str]:
@@ -124,12 +175,23 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
     if args.memory_limit:
         # DuckDB otherwise uses up to 80 % of RAM before it spills to disk.
         con.execute(f"SET memory_limit = {literal(args.memory_limit)}")
+    to_stdout = args.out == STDOUT
     out = Path(args.out)
     # Written next to the output under a temporary name and renamed when complete, so an
-    # error or Ctrl-C never leaves a half-written file under the output's name.
-    partial = out.with_name(f".{out.name}.kanon-partial")
+    # error or Ctrl-C never leaves a half-written file under the output's name; a release
+    # for stdout is written to a temporary directory first and copied out when complete.
+    scratch = Path(tempfile.mkdtemp(prefix="kanon-")) if to_stdout else None
+    partial = (
+        scratch / "release.csv"
+        if scratch is not None
+        else out.with_name(f".{out.name}.kanon-partial")
+    )
     try:
-        view = _read_file(con, args.file, "kanon_cli_view", args.delimiter)
+        source = _read_file(con, args.file, "kanon_cli_view", args)
+        roles = [*_columns(args.identifiers), *_columns(args.sensitive)]
+        roles += _columns(args.insensitive)
+        _require_columns(con, source, args.file, [*qi, *roles])
+        view = source.view
         # A real table: the planner reads it through its own cursor.
         con.execute(f"CREATE TABLE input AS SELECT * FROM {ident(view)}")
         hierarchies = _hierarchy_options(con, args.hierarchy or [])
@@ -153,10 +215,7 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
             models=PrivacyModels(sensitive=_columns(args.sensitive) or None),
         )
         plan = plan_anonymize(con, "input", options)
-        copy = (
-            f"COPY ({plan.sql}) TO {literal(str(partial))} "
-            f"(FORMAT {fmt}{', HEADER' if fmt == 'csv' else ''})"
-        )
+        copy = f"COPY ({plan.sql}) TO {literal(str(partial))} ({_copy_options(fmt, args, source)})"
         started = time.perf_counter()
         run_with_progress(
             con,
@@ -165,15 +224,26 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
             label=f"anonymizing {plan.rows:,} rows",
             show=not args.quiet,
         )
-        partial.replace(out)
+        if to_stdout:
+            sys.stdout.flush()
+            with partial.open("rb") as fh:
+                shutil.copyfileobj(fh, sys.stdout.buffer)
+            sys.stdout.buffer.flush()
+        else:
+            partial.replace(out)
         if not args.quiet:
+            # With the release on stdout, the summary goes to stderr.
             print(
-                f"wrote {out} ({plan.rows:,} rows, k = {args.k}, method {options.method}) "
-                f"in {time.perf_counter() - started:.2f} s"
+                f"wrote {'standard output' if to_stdout else out} ({plan.rows:,} rows, "
+                f"k = {args.k}, method {options.method}) "
+                f"in {time.perf_counter() - started:.2f} s",
+                file=sys.stderr if to_stdout else sys.stdout,
             )
     finally:
         with contextlib.suppress(FileNotFoundError):
             partial.unlink()
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
         con.close()
     return 0
 
@@ -185,8 +255,31 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _reading_options(parser: argparse.ArgumentParser) -> None:
+    """The options of how input files are read (``check`` and ``anonymize``)."""
+    parser.add_argument("--delimiter", help="CSV delimiter of the input (default: detected)")
+    parser.add_argument(
+        "--all-text",
+        action="store_true",
+        help="read every CSV column as text (default: a column is typed only where the "
+        "sniffed type keeps every value's text, so 02134, +1 and 1.50 stay text)",
+    )
+    parser.add_argument(
+        "--type",
+        action="append",
+        metavar="COLUMN=TYPE",
+        help="read COLUMN as DuckDB TYPE (e.g. zip=VARCHAR, price=DOUBLE); every value "
+        "must convert; repeatable",
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kanon", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="kanon",
+        description=__doc__,
+        epilog="CSV values keep their text (see --all-text and --type of check and anonymize). "
+        "Exit status: 0 done, 2 error, 130 interrupted, 141 standard output closed early.",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="generate a census-like table, anonymize it to k and report")
     demo.add_argument("--rows", type=int, default=20_000)
@@ -200,7 +293,7 @@ def _parser() -> argparse.ArgumentParser:
     chk.add_argument("--identifiers", help="comma-separated identifier columns")
     chk.add_argument("--insensitive", help="comma-separated columns released unchanged")
     chk.add_argument("--population", help="population file for journalist risk")
-    chk.add_argument("--delimiter", help="CSV delimiter (default: detected)")
+    _reading_options(chk)
     chk.add_argument("--t-distance", choices=["equal", "ordered"])
     chk.add_argument("--recursive-l", type=int)
     chk.add_argument("--recursive-c", type=float)
@@ -242,8 +335,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     anon.add_argument("--max-suppression", type=float, default=0.0, help="optimal: row share")
     anon.add_argument("--seed", type=int, default=0)
-    anon.add_argument("--delimiter", help="CSV delimiter of the input (default: detected)")
-    anon.add_argument("--out", required=True, help="output file: .csv or .parquet")
+    _reading_options(anon)
+    anon.add_argument(
+        "--out",
+        required=True,
+        help="output file: .csv, .tsv, .txt or .parquet; - writes CSV to standard output",
+    )
+    anon.add_argument(
+        "--out-delimiter",
+        help="CSV output delimiter (default: the input CSV's, a tab for .tsv, else a comma)",
+    )
     anon.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     anon.add_argument(
         "--memory-limit",
@@ -253,20 +354,33 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _mute_stdout() -> None:
+    """Point stdout at /dev/null: its reader is gone, and Python flushes it at exit."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     args = _parser().parse_args(argv)
     started = time.perf_counter()
     try:
         status = int(args.func(args))
+        if args.command == "demo":
+            print(f"done in {time.perf_counter() - started:.2f} s")
+        # Flushed here, so that a closed pipe is reported below and not at exit.
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _mute_stdout()
+        return EXIT_BROKEN_PIPE
     except (KanonError, duckdb.Error) as exc:
         print(f"kanon: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("kanon: interrupted; nothing was written", file=sys.stderr)
         return 130
-    if args.command == "demo":
-        print(f"done in {time.perf_counter() - started:.2f} s")
     return status
 
 

@@ -8,8 +8,10 @@ as it stands. Tables made by the builders below name their columns ``level_0`` โ
 ``level_L``; ``level_0`` keeps the type of the source column, labels above it are
 ``VARCHAR``.
 
-Every builder creates (``CREATE OR REPLACE``) the table it is given, validates it with
-:func:`validate` and returns a :class:`Hierarchy`. All heavy work happens in SQL;
+Every builder builds its rows into a fresh temporary table, validates them there with
+:func:`validate`, only then replaces (``CREATE OR REPLACE``) the table it is given and
+returns a :class:`Hierarchy`: a failure leaves an existing table of that name as it was,
+and a view of that name (or the source table) is refused. All heavy work happens in SQL;
 Python only computes a handful of constants (the number of levels, split depths).
 
 The generalizers of the Go library described in the seed thesis (ยง3.4) are
@@ -28,9 +30,11 @@ reproduced as follows:
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import math
 import os
+import uuid
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -197,15 +201,62 @@ def _prepare(
     return col, typ, n
 
 
-def _create(con: duckdb.DuckDBPyConnection, name: str, select_sql: str) -> None:
+def _fresh_name(con: duckdb.DuckDBPyConnection) -> str:
+    """A table name no catalog of ``con`` uses yet (for a hierarchy under construction)."""
+    while True:
+        candidate = f"__kanon_hbuild_{uuid.uuid4().hex}"
+        taken = con.execute(
+            "SELECT count(*) FROM (SELECT table_name AS n FROM duckdb_tables() "
+            "UNION ALL SELECT view_name FROM duckdb_views()) WHERE lower(n) = lower(?)",
+            [candidate],
+        ).fetchall()[0][0]
+        if not taken:
+            return candidate
+
+
+def _refuse_view(con: duckdb.DuckDBPyConnection, name: str) -> None:
     if "VIEW" in _kinds(con, name):
         msg = f"{name!r} is a view; a hierarchy can only replace a table of that name"
         raise ConfigError(msg)
-    con.execute(f"CREATE OR REPLACE TABLE {ident(name)} AS {select_sql}")
 
 
-def _finish(con: duckdb.DuckDBPyConnection, name: str, table: str, column: str) -> Hierarchy:
-    return validate(con, name, table=table, column=column)
+def _create(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    select_sql: str,
+    *,
+    table: str | None = None,
+    column: str | None = None,
+) -> Hierarchy:
+    """Build, validate and only then install hierarchy ``name``; return it.
+
+    The rows go to a fresh TEMP table first and are validated there (for
+    ``table.column`` when given), so a failure of either step leaves an existing table
+    ``name`` as it was; a valid hierarchy then replaces it in one statement. Only the
+    temporary table is dropped on the way out.
+    """
+    _refuse_view(con, name)
+    tmp = _fresh_name(con)
+    try:
+        con.execute(f"CREATE TEMP TABLE {ident(tmp)} AS {select_sql}")
+        built = _validate(con, tmp, table=table, column=column, display=name)
+        _refuse_view(con, name)
+        # A TEMP table of that name shadows any other: it is the one to replace.
+        shadowing = con.execute(
+            "SELECT count(*) FROM duckdb_tables() "
+            "WHERE database_name = 'temp' AND lower(table_name) = lower(?)",
+            [name],
+        ).fetchall()[0][0]
+        kind = "TEMP TABLE" if shadowing else "TABLE"
+        con.execute(
+            f"CREATE OR REPLACE {kind} {ident(name)} AS SELECT * FROM temp.main.{ident(tmp)}"
+        )
+    finally:
+        # A failed statement inside the caller's transaction aborts it (and so the
+        # temporary table with it); the DROP then fails harmlessly.
+        with contextlib.suppress(duckdb.Error):
+            con.execute(f"DROP TABLE IF EXISTS temp.main.{ident(tmp)}")
+    return Hierarchy(name=name, levels=built.levels)
 
 
 def _level_cols(exprs: Sequence[str]) -> str:
@@ -266,8 +317,12 @@ def from_csv(
         raise HierarchyError(msg)
     # Only the first record is parsed here, to learn the number of columns; DuckDB
     # reads the file and rejects any row with another number of fields.
-    with Path(p).open(encoding="utf-8-sig", newline="") as fh:
-        first = next(csv.reader(fh, delimiter=delimiter, quotechar='"'), None)
+    try:
+        with Path(p).open(encoding="utf-8-sig", newline="") as fh:
+            first = next(csv.reader(fh, delimiter=delimiter, quotechar='"'), None)
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        msg = f"hierarchy file {p!r} could not be read as UTF-8 text ({exc})"
+        raise HierarchyError(msg) from exc
     if not first:
         msg = f"hierarchy file {p!r} is empty"
         raise HierarchyError(msg)
@@ -280,22 +335,21 @@ def from_csv(
     )
     select = "SELECT " + _level_cols([f"coalesce(c{i}, '')" for i in range(n)]) + f" FROM {reader}"
     try:
-        _create(con, name, select)
+        return _create(con, name, select)
     except duckdb.Error as exc:
-        detail = (
-            "; ".join(
-                line.strip()
-                for line in str(exc).splitlines()
-                if line.strip().startswith(("CSV Error", "Original Line", "Expected Number"))
+        lines = [line.strip() for line in str(exc).splitlines()]
+        fields = [
+            ln for ln in lines if ln.startswith(("CSV Error", "Original Line", "Expected Number"))
+        ]
+        if any(ln.startswith("Expected Number") for ln in fields):
+            msg = (
+                f"hierarchy file {p!r} is not a valid ARX hierarchy: every row must have the "
+                f"{n} fields of the first row ({'; '.join(fields)})"
             )
-            or str(exc).strip()
-        )
-        msg = (
-            f"hierarchy file {p!r} is not a valid ARX hierarchy: every row must have the "
-            f"{n} fields of the first row ({detail})"
-        )
+        else:
+            detail = "; ".join(ln for ln in lines[:3] if ln) or str(exc).strip()
+            msg = f"hierarchy file {p!r} could not be parsed ({detail})"
         raise HierarchyError(msg) from exc
-    return validate(con, name)
 
 
 # --------------------------------------------------------------------------- builders
@@ -318,8 +372,9 @@ def suppress(con: duckdb.DuckDBPyConnection, name: str, *, table: str, column: s
         InvalidInputError: The column has no non-NULL value.
     """
     col, typ, _ = _prepare(con, name, table, column)
-    _create(con, name, _suppress_sql(_leaves_sql(table, col, typ)))
-    return _finish(con, name, table, column)
+    return _create(
+        con, name, _suppress_sql(_leaves_sql(table, col, typ)), table=table, column=column
+    )
 
 
 def _suppress_sql(leaves: str) -> str:
@@ -376,8 +431,13 @@ def mask(
     exprs = ["v"]
     exprs += [f"left({padded}, {width - i}) || {literal(char * i)}" for i in range(1, masked + 1)]
     exprs.append(literal(char))
-    _create(con, name, f"SELECT {_level_cols(exprs)} FROM ({leaves}) ORDER BY 1")
-    return _finish(con, name, table, column)
+    return _create(
+        con,
+        name,
+        f"SELECT {_level_cols(exprs)} FROM ({leaves}) ORDER BY 1",
+        table=table,
+        column=column,
+    )
 
 
 def prefix_words(
@@ -418,8 +478,13 @@ def prefix_words(
         for i in range(1, top)
     ]
     exprs.append(literal(ROOT))
-    _create(con, name, f"SELECT {_level_cols(exprs)} FROM ({wsql}) ORDER BY 1")
-    return _finish(con, name, table, column)
+    return _create(
+        con,
+        name,
+        f"SELECT {_level_cols(exprs)} FROM ({wsql}) ORDER BY 1",
+        table=table,
+        column=column,
+    )
 
 
 def dates(con: duckdb.DuckDBPyConnection, name: str, *, table: str, column: str) -> Hierarchy:
@@ -451,8 +516,7 @@ def dates(con: duckdb.DuckDBPyConnection, name: str, *, table: str, column: str)
     if _agg(con, f"SELECT count(*) FROM ({leaves}) WHERE NOT isfinite(v)")[0]:
         msg = f"column {col!r} of table {table!r} holds infinite dates, which have no calendar"
         raise InvalidInputError(msg)
-    _create(con, name, _dates_sql(leaves))
-    return _finish(con, name, table, column)
+    return _create(con, name, _dates_sql(leaves), table=table, column=column)
 
 
 def _dates_sql(leaves: str) -> str:
@@ -553,8 +617,7 @@ def auto(
         FROM p LEFT JOIN paths ON paths.pos = p.pos
         ORDER BY 1
     """
-    _create(con, name, select)
-    return _finish(con, name, table, column)
+    return _create(con, name, select, table=table, column=column)
 
 
 def intervals(
@@ -665,8 +728,7 @@ def intervals(
         select = _fixed_int_sql(leaves, int(lo), int(hi), int(width), fanout)
     else:
         select = _fixed_float_sql(leaves, float(lo), float(hi), float(width), fanout)
-    _create(con, name, select)
-    return _finish(con, name, table, column)
+    return _create(con, name, select, table=table, column=column)
 
 
 def _too_deep(levels_needed: int) -> InvalidInputError:
@@ -927,6 +989,18 @@ def validate(
     if (table is None) != (column is None):
         msg = "validate() needs both table and column, or neither"
         raise InvalidInputError(msg)
+    return _validate(con, name, table=table, column=column, display=name)
+
+
+def _validate(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    *,
+    table: str | None,
+    column: str | None,
+    display: str,
+) -> Hierarchy:
+    """:func:`validate` of table ``name``, whose messages and result call it ``display``."""
     cols = _columns(con, name, "hierarchy table")
     src: tuple[str, str, str] | None = None
     if table is not None and column is not None:
@@ -935,7 +1009,7 @@ def validate(
     h = ident(name)
     if len(cols) < 2:
         msg = (
-            f"hierarchy {name!r} has {len(cols)} column; it needs at least 2 "
+            f"hierarchy {display!r} has {len(cols)} column; it needs at least 2 "
             "(the values and a root)"
         )
         raise HierarchyError(msg)
@@ -944,7 +1018,7 @@ def validate(
     texts = [value_text(ci, typ) for ci, (_, typ) in zip(c, cols, strict=True)]
 
     if _agg(con, f"SELECT count(*) FROM {h}")[0] == 0:
-        msg = f"hierarchy {name!r} has no rows"
+        msg = f"hierarchy {display!r} has no rows"
         raise HierarchyError(msg)
 
     nulls = " OR ".join(f"{ci} IS NULL" for ci in c)
@@ -953,7 +1027,7 @@ def validate(
     if found:
         row = found[0]
         level = list(row[1:]).index(True)
-        msg = f"hierarchy {name!r} has a NULL label at level {level} (value {row[0]!r})"
+        msg = f"hierarchy {display!r} has a NULL label at level {level} (value {row[0]!r})"
         raise HierarchyError(msg)
 
     dups = con.execute(
@@ -962,7 +1036,7 @@ def validate(
     ).fetchall()
     if dups:
         shown = ", ".join(f"{v!r} ({n} rows)" for v, n in dups)
-        msg = f"hierarchy {name!r} lists level-0 value(s) more than once: {shown}"
+        msg = f"hierarchy {display!r} lists level-0 value(s) more than once: {shown}"
         raise HierarchyError(msg)
 
     # Fast pass: which levels have a label with two parents (no text built here).
@@ -982,7 +1056,7 @@ def validate(
             f"HAVING min({c[lvl + 1]}) <> max({c[lvl + 1]}) ORDER BY label LIMIT 1",
         )
         msg = (
-            f"hierarchy {name!r} is not nested: label {label!r} at level {lvl} has more "
+            f"hierarchy {display!r} is not nested: label {label!r} at level {lvl} has more "
             f"than one parent at level {lvl + 1} ({a!r}, {b!r}); each level must be a "
             "coarsening of the level below"
         )
@@ -996,7 +1070,7 @@ def validate(
     )
     if row[0] != 1:
         msg = (
-            f"hierarchy {name!r} has {row[0]} roots at its top level {top} "
+            f"hierarchy {display!r} has {row[0]} roots at its top level {top} "
             f"(e.g. {row[1]!r}, {row[2]!r}); it needs exactly one"
         )
         raise HierarchyError(msg)
@@ -1018,8 +1092,8 @@ def validate(
             shown = ", ".join(repr(v) for v, _ in missing)
             more = ", ..." if total > len(missing) else ""
             msg = (
-                f"hierarchy {name!r} does not cover {total} value(s) of column {col!r} "
+                f"hierarchy {display!r} does not cover {total} value(s) of column {col!r} "
                 f"of table {tbl!r}: {shown}{more}"
             )
             raise HierarchyError(msg)
-    return Hierarchy(name=name, levels=top)
+    return Hierarchy(name=display, levels=top)
