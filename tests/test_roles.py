@@ -377,3 +377,18 @@ def test_search_releases_no_rows_and_is_not_refused(con: duckdb.DuckDBPyConnecti
     _patients(con)
     found = kanon.search("patients", k=K, qi=["age", "zip"], con=con)
     assert found.classes >= 1
+
+
+def test_a_table_of_an_attached_database_under_its_names(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("ATTACH ':memory:' AS other")
+    _patients(con, "other.main.patients")
+    kanon.configure(con, "other.patients", qi=["age", "zip"], identifiers=["name", "ssn"])
+    stored = con.execute("SELECT DISTINCT table_name FROM kanon_columns").fetchall()
+    assert stored == [("other.main.patients",)]
+    for name in ("other.patients", "OTHER.MAIN.PATIENTS", 'other."Patients"'):
+        out = kanon.anonymize(name, k=K, con=con, sensitive=["dx"])
+        _assert_hidden(out.fetchall(), out.columns, ["name", "ssn"])
+    # The table of the same name in the current database is another table.
+    _patients(con)
+    with pytest.raises(ConfigError, match="no quasi-identifiers"):
+        kanon.anonymize("patients", k=K, con=con)

@@ -187,7 +187,6 @@ def _identify(
         return found.get((low[0], low[1], low[2]))
     if len(low) == 2:
         catalogs = [d.lower() for d, _ in path]
-        catalogs += sorted({d.lower() for d, _, _ in listing} - set(catalogs))
         for d in catalogs:  # schema.name first, then catalog.name in its schema main
             if (d, low[0], low[1]) in found:
                 return found[(d, low[0], low[1])]
