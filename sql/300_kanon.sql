@@ -18,6 +18,12 @@
 --   observed values [lo..hi] / {a, b}); block_size BIGINT (forest: rows per block);
 --   effort VARCHAR (forest: 'full' | 'fast' improvement passes; default 'full' up to
 --   1,048,576 rows, 'fast' above).
+--   Roles (over the configuration, for this call): identifiers VARCHAR[] (released as '*'),
+--   sensitive (also a VARCHAR[] of columns released unchanged; l and t need one),
+--   insensitive VARCHAR[] (released unchanged). A column configured as an identifier is
+--   never released. A column with no role whose values single out rows (more than 1 % of
+--   the rows, and at least 2, hold a value no other row holds) stops the release unless
+--   keep_undeclared BOOLEAN is true.
 -- Output: the table's columns in order, one row per source row (suppressed rows dropped
 --   if asked): QIs as VARCHAR labels ('*' at the top, and for cells 'mu_argus' suppressed),
 --   identifiers '*', others unchanged.
@@ -39,7 +45,10 @@ CREATE OR REPLACE TEMP MACRO kanon(tbl, k, qi := CAST([] AS VARCHAR []), seed :=
                                    delta_max := CAST(NULL AS DOUBLE),
                                    labels := CAST(NULL AS VARCHAR),
                                    block_size := CAST(NULL AS BIGINT),
-                                   effort := CAST(NULL AS VARCHAR)) AS TABLE
+                                   effort := CAST(NULL AS VARCHAR),
+                                   identifiers := CAST(NULL AS VARCHAR []),
+                                   insensitive := CAST(NULL AS VARCHAR []),
+                                   keep_undeclared := FALSE) AS TABLE
 SELECT *
 FROM query(kanon_plan_anonymize(tbl, k, qi, seed, method, metric, max_suppression,
                                 drop_suppressed, min_level, max_level,
@@ -49,4 +58,5 @@ FROM query(kanon_plan_anonymize(tbl, k, qi, seed, method, metric, max_suppressio
                                               'population': population,
                                               'delta_min': delta_min,
                                               'delta_max': delta_max}) AS VARCHAR),
-                                labels, block_size, effort));
+                                labels, block_size, effort, identifiers, insensitive,
+                                keep_undeclared));

@@ -175,7 +175,8 @@ def test_release_does_not_depend_on_row_order(
     )
     released = [
         con.execute(
-            f"SELECT * FROM kanon('{t}', k := {k}, qi := ['q0', 'q1', 'q2']) ORDER BY ALL"
+            f"SELECT * FROM kanon('{t}', k := {k}, qi := ['q0', 'q1', 'q2'], "
+            "identifiers := ['name'], sensitive := ['s'], insensitive := ['rid']) ORDER BY ALL"
         ).fetchall()
         for t in ("t", "u")
     ]
@@ -221,11 +222,12 @@ def test_every_row_finds_its_own_leaf_whatever_its_type(
         "CAST(d + 0.0 AS VARCHAR)" if c == "d" else f"CAST({c} AS VARCHAR)" for c in qi
     )
     want = con.execute(f"SELECT rid, {texts} FROM ty ORDER BY rid").fetchall()
-    release = f"kanon('ty', k := 1, qi := {qi}, method := '{method}')"
+    release = f"kanon('ty', k := 1, qi := {qi}, method := '{method}', insensitive := ['rid'])"
     got = con.execute(f"SELECT rid, {', '.join(qi)} FROM {release} ORDER BY rid").fetchall()
     assert got == want
     con.execute(
-        f"CREATE TABLE ty_r AS SELECT * FROM kanon('ty', k := 4, qi := {qi}, method := '{method}')"
+        f"CREATE TABLE ty_r AS SELECT * FROM kanon('ty', k := 4, qi := {qi}, method := '{method}', "
+        "insensitive := ['rid'])"
     )
     assert _min_class(con, "ty_r", qi) >= 4
     assert con.execute("SELECT count(*) FROM ty_r").fetchall() == [(40,)]
@@ -357,19 +359,19 @@ def test_anonymize_returns_the_input_type(con: duckdb.DuckDBPyConnection) -> Non
     import polars as pl
 
     frame = {"age": [30, 31, 32, 40, 41, 42], "dx": list("abcdef")}
-    out_pa = kanon.anonymize(pa.table(frame), k=3, qi=["age"])
+    out_pa = kanon.anonymize(pa.table(frame), k=3, qi=["age"], sensitive=["dx"])
     assert isinstance(out_pa, pa.Table)
-    out_pd = kanon.anonymize(pd.DataFrame(frame), k=3, qi=["age"])
+    out_pd = kanon.anonymize(pd.DataFrame(frame), k=3, qi=["age"], sensitive=["dx"])
     assert isinstance(out_pd, pd.DataFrame)
-    out_pl = kanon.anonymize(pl.DataFrame(frame), k=3, qi=["age"])
+    out_pl = kanon.anonymize(pl.DataFrame(frame), k=3, qi=["age"], sensitive=["dx"])
     assert isinstance(out_pl, pl.DataFrame)
     rel = con.sql("SELECT * FROM (VALUES (30, 'a'), (31, 'b'), (32, 'c'), (40, 'd')) v(age, dx)")
-    out_rel = kanon.anonymize(rel, k=2, qi=["age"], con=con)
+    out_rel = kanon.anonymize(rel, k=2, qi=["age"], con=con, sensitive="dx")
     assert isinstance(out_rel, duckdb.DuckDBPyRelation)
     con.execute(
         "CREATE TABLE f AS SELECT * FROM (VALUES (30, 'a'), (31, 'b'), (40, 'd')) v(age, dx)"
     )
-    out_name = kanon.anonymize("f", 3, ["age"], con=con)
+    out_name = kanon.anonymize("f", 3, ["age"], con=con, sensitive=["dx"])
     assert sorted(out_name.fetchall()) == [("*", "a"), ("*", "b"), ("*", "d")]
     for out in (out_pa, pa.Table.from_pandas(out_pd), out_pl.to_arrow()):
         assert sorted(out.column("age").to_pylist()) == ["[30..32]"] * 3 + ["[39..42]"] * 3

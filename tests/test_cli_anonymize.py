@@ -60,6 +60,10 @@ def test_anonymize_writes_a_k_anonymous_file(
             "5",
             "--qi",
             "age,zip,sex",
+            "--identifiers",
+            "id",
+            "--sensitive",
+            "disease",
             "--hierarchy",
             f"sex={tmp_path / 'h_sex.csv'}",
             "--method",
@@ -74,6 +78,8 @@ def test_anonymize_writes_a_k_anonymous_file(
     rows, smallest = _min_class(tmp_path / out, "age, zip, sex")
     assert rows == 500
     assert smallest >= 5
+    ids = duckdb.sql(f"SELECT DISTINCT id::VARCHAR FROM '{tmp_path / out}'").fetchall()
+    assert ids == [("*",)]
     assert [p.name for p in tmp_path.iterdir() if "partial" in p.name] == []
     assert "wrote" in capsys.readouterr().out
 
@@ -110,6 +116,10 @@ def test_ctrl_c_leaves_no_output(tmp_path: Path, capsys: pytest.CaptureFixture[s
                 "5",
                 "--qi",
                 "age,zip,sex",
+                "--identifiers",
+                "id",
+                "--sensitive",
+                "disease",
                 "--block-size",
                 "20000",
                 "--out",
@@ -180,6 +190,7 @@ def test_csv_values_keep_their_text_and_numbers_get_intervals(
     source.write_text("\n".join(lines) + "\n")
     out = tmp_path / "out.csv"
     args = ["anonymize", str(source), "--k", "5", "--qi", "age,city", "--quiet"]
+    args += ["--insensitive", "id,zip,price,phone"]
     assert cli.main([*args, "--out", str(out)]) == 0, capsys.readouterr().err
     original = {r["id"]: r for r in _read_text(source, ";")}
     released = _read_text(out, ";")
@@ -212,6 +223,7 @@ def test_type_option_casts_a_column_or_names_the_bad_value(
     source.write_text("id,price,code\n" + "\n".join(rows) + "\n")
     out = tmp_path / "out.csv"
     base = ["anonymize", str(source), "--k", "5", "--qi", "price", "--quiet", "--out", str(out)]
+    base += ["--insensitive", "id,code"]
     # '0.50' is text unless told otherwise: suppression is its only generalization.
     assert cli.main(base) == 0, capsys.readouterr().err
     assert {r["price"] for r in _read_text(out, ",")} <= {"0.50", "1.50", "2.50", "3.50", "*"}
@@ -249,6 +261,7 @@ def test_csv_output_keeps_the_delimiter_and_quotes(
     )
     assert source.read_text().startswith("id;age;note\n")
     args = ["anonymize", str(source), "--k", "5", "--qi", "age", "--quiet"]
+    args += ["--insensitive", "id,note"]
     status = cli.main([*args, "--out", str(tmp_path / out), *extra])
     assert status == 0, capsys.readouterr().err
     text = (tmp_path / out).read_text()
@@ -262,7 +275,7 @@ def test_csv_to_stdout_and_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     _write_people(source, 30_000)
     env = {**os.environ, "PYTHONPATH": str(Path(cli.__file__).parent.parent)}
     kanon = [sys.executable, "-m", "kanon.cli", "anonymize", str(source), "--k", "5"]
-    kanon += ["--qi", "age,sex", "--out", "-"]
+    kanon += ["--qi", "age,sex", "--keep-undeclared", "--out", "-"]
     whole = subprocess.run(kanon, env=env, capture_output=True, check=False)
     assert whole.returncode == 0, whole.stderr
     lines = whole.stdout.decode().splitlines()
@@ -373,7 +386,8 @@ def test_comment_lines_before_the_header_are_skipped(
     path = tmp_path / "notes.csv"
     path.write_text("# exported 2024\nzip,age\n02134,34\n02139,34\n")
     out = tmp_path / "out.csv"
-    assert cli.main(["anonymize", str(path), "--k", "2", "--qi", "age", "--out", str(out)]) == 0
+    args = ["anonymize", str(path), "--k", "2", "--qi", "age", "--insensitive", "zip"]
+    assert cli.main([*args, "--out", str(out)]) == 0
     lines = out.read_text().splitlines()
     assert (lines[0], sorted(lines[1:])) == ("zip,age", ["02134,34", "02139,34"])
     assert "wrote" in capsys.readouterr().out

@@ -79,15 +79,17 @@ def _vocabulary() -> list[str]:
     _setup(con)
     words: set[str] = set()
     for method, extra in CASES:
-        words |= _identifiers(kanon.explain(con, "src", 4, QI, method=method, **extra))
+        words |= _identifiers(
+            kanon.explain(con, "src", 4, QI, method=method, **extra, keep_undeclared=True)
+        )
     kanon.configure(con, "src", qi={"age": None, "zz": "h_zz", "d": None})
     for method, _ in CASES:
-        words |= _identifiers(kanon.explain(con, "src", 4, method=method))
+        words |= _identifiers(kanon.explain(con, "src", 4, method=method, keep_undeclared=True))
     check = CheckOptions(qi=("age", "zz"), sensitive="dx", t_distance="ordered")
     words |= _identifiers(plan_check(con, "src", check).sql)
     before = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
-    kanon.materialize(con, "src", 4, "rel")
-    kanon.materialize(con, "src", 4, "rel_o", method="optimal")
+    kanon.materialize(con, "src", 4, "rel", keep_undeclared=True)
+    kanon.materialize(con, "src", 4, "rel_o", method="optimal", keep_undeclared=True)
     words |= _identifiers(plan_metrics(con, "src", "rel"))
     after = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
     for helper in after - before:
@@ -152,7 +154,8 @@ def _release(
     sql = (
         f"SELECT * FROM kanon({literal(table)}, 4, qi := {qi}, method := {literal(method)}"
         + (f", {named}" if named else "")
-        + ")"
+        # rid and its copies are pass-through columns: released as they are.
+        + ", keep_undeclared := true)"
     )
     return _rows(con.sql(sql), {v: k for k, v in rename.items()})
 
@@ -361,7 +364,7 @@ def test_materialize_refresh_and_metrics_under_internal_names(
     def run(table: str, name: str, rename: dict[str, str]) -> list[Any]:
         back = {v: k for k, v in rename.items()}
         qi = [rename.get(q, q) for q in QI]
-        kanon.materialize(con, table, 4, name, qi, method=method)
+        kanon.materialize(con, table, 4, name, qi, method=method, keep_undeclared=True)
         out = [_view(con, name, back)]
         metrics = con.sql(
             f"SELECT * FROM kanon_metrics({literal(table)}, {literal(name)}, "
@@ -423,7 +426,7 @@ def test_materialize_refuses_names_it_did_not_create(
     else:
         con.execute(f"CREATE TABLE {ident(name)} AS SELECT 42 AS mine")
     with pytest.raises(ConfigError, match=r"not created by kanon\.materialize"):
-        kanon.materialize(con, "src", 4, "rel2", QI, method=method)
+        kanon.materialize(con, "src", 4, "rel2", QI, method=method, keep_undeclared=True)
     assert _snapshot(con, name) == [(42,)]
 
 
@@ -431,10 +434,10 @@ def test_materialize_refuses_a_temporary_object_that_would_shadow_its_tables(
     con: duckdb.DuckDBPyConnection,
 ) -> None:
     _setup(con)
-    kanon.materialize(con, "src", 4, "rel2", QI)
+    kanon.materialize(con, "src", 4, "rel2", QI, keep_undeclared=True)
     con.execute("CREATE TEMP TABLE rel2__kanon_groups AS SELECT 42 AS mine")
     with pytest.raises(ConfigError, match="temporary"):
-        kanon.materialize(con, "src", 4, "rel2", QI)
+        kanon.materialize(con, "src", 4, "rel2", QI, keep_undeclared=True)
     assert _snapshot(con, "rel2__kanon_groups") == [(42,)]
 
 
@@ -444,7 +447,7 @@ def test_materialize_and_refresh_keep_the_users_temporary_tables(
     _setup(con)
     for t in ("__kanon_assign", "__kanon_new", "__kanon_src", "__kanon_c0", "__kanon_placed"):
         con.execute(f"CREATE TEMP TABLE {t} AS SELECT 42 AS mine")
-    kanon.materialize(con, "src", 4, "rel2", QI)
+    kanon.materialize(con, "src", 4, "rel2", QI, keep_undeclared=True)
     con.execute(f"INSERT INTO src SELECT * FROM ({BASE}) ORDER BY rid LIMIT 7")
     report = kanon.refresh(con, "rel2")
     assert report.added == 7
@@ -462,15 +465,15 @@ def test_a_release_materialized_again_replaces_only_its_own_objects(
     """forest → optimal → forest under one name: the old helpers go, the user's stay."""
     _setup(con)
     con.execute("CREATE TABLE rel2__kanon_extra AS SELECT 42 AS mine")
-    kanon.materialize(con, "src", 4, "rel2", QI)
-    kanon.materialize(con, "src", 4, "rel2", QI, method="optimal")
+    kanon.materialize(con, "src", 4, "rel2", QI, keep_undeclared=True)
+    kanon.materialize(con, "src", 4, "rel2", QI, method="optimal", keep_undeclared=True)
     tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
     assert "rel2__kanon_rows" not in tables
     assert "rel2__kanon_groups" not in tables
     assert "rel2__kanon_extra" in tables
     with pytest.raises(kanon.exceptions.InvalidInputError, match="method 'optimal'"):
         kanon.refresh(con, "rel2")
-    kanon.materialize(con, "src", 4, "rel2", QI)
+    kanon.materialize(con, "src", 4, "rel2", QI, keep_undeclared=True)
     assert kanon.refresh(con, "rel2").added == 0
     assert _snapshot(con, "rel2__kanon_extra") == [(42,)]
 

@@ -160,20 +160,20 @@ def test_mondrian_cuts_numbers_at_the_median(con: duckdb.DuckDBPyConnection) -> 
         "CASE WHEN i % 2 = 0 THEN 'f' ELSE 'm' END AS sex FROM range(8) r(i)"
     )
     rows = con.execute(
-        "SELECT age, count(*) FROM kanon('t', k := 2, qi := ['age'], method := 'mondrian') "
-        "GROUP BY age ORDER BY age"
+        "SELECT age, count(*) FROM kanon('t', k := 2, qi := ['age'], method := 'mondrian', "
+        "insensitive := ['rid']) GROUP BY age ORDER BY age"
     ).fetchall()
     assert rows == [("[20..21]", 2), ("[22..23]", 2), ("[24..25]", 2), ("[26..27]", 2)]
     # Equal normalized ranges: the first QI is cut (sex, 4 + 4 rows).
     by_sex = con.execute(
         "SELECT DISTINCT sex, age FROM kanon('t', k := 4, qi := ['sex', 'age'], "
-        "method := 'mondrian', labels := 'range') ORDER BY sex"
+        "method := 'mondrian', labels := 'range', insensitive := ['rid']) ORDER BY sex"
     ).fetchall()
     assert by_sex == [("f", "[20..26]"), ("m", "[21..27]")]
     # No cut leaves 5 rows on both sides: one group, its values as a set and a range.
     whole = con.execute(
         "SELECT DISTINCT sex, age FROM kanon('t', k := 5, qi := ['sex', 'age'], "
-        "method := 'mondrian', labels := 'range')"
+        "method := 'mondrian', labels := 'range', insensitive := ['rid'])"
     ).fetchall()
     assert whole == [("{f, m}", "[20..27]")]
 
@@ -204,7 +204,7 @@ def test_effort_defaults_to_full_up_to_the_threshold(
     con.execute("CREATE TABLE t AS SELECT i AS rid, i % 7 AS a, i % 5 AS b FROM range(30) r(i)")
 
     def passes(**options: Any) -> str:
-        sql = kanon.explain(con, "t", 3, ["a", "b"], **options)
+        sql = kanon.explain(con, "t", 3, ["a", "b"], insensitive=["rid"], **options)
         return re.findall(r'"improve": "(\w+)"', sql)[0]
 
     assert passes() == "full"

@@ -304,7 +304,8 @@ def test_errors_name_the_problem(con: duckdb.DuckDBPyConnection) -> None:
     # k above what any node reaches without suppression.
     con.execute("CREATE TABLE q AS SELECT i AS rid, i AS q0 FROM range(5) r(i)")
     out = con.execute(
-        "SELECT count(DISTINCT q0) FROM kanon('q', k := 5, qi := ['q0'], method := 'optimal')"
+        "SELECT count(DISTINCT q0) FROM kanon('q', k := 5, qi := ['q0'], method := 'optimal', "
+        "insensitive := ['rid'])"
     ).fetchall()
     assert out == [(1,)]
 
@@ -325,7 +326,7 @@ def test_tuples_packed_beyond_64_bits(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(
         "CREATE TABLE w_out AS SELECT * FROM kanon('w', k := 3, "
         "qi := ['q0', 'q1', 'q2', 'q3', 'q4', 'q5'], method := 'optimal', "
-        "max_suppression := 0.0002)"
+        "max_suppression := 0.0002, insensitive := ['rid'])"
     )
     assert _min_class(con, "w_out", qi) >= 3
     starred = con.execute(
@@ -342,7 +343,8 @@ def test_tuples_packed_beyond_64_bits(con: duckdb.DuckDBPyConnection) -> None:
     names = ", ".join(f"'q{j}'" for j in range(9))
     with pytest.raises(duckdb.Error, match="too many distinct values to pack a tuple into 128"):
         con.execute(
-            f"SELECT * FROM kanon('z', k := 2, qi := [{names}], method := 'optimal')"
+            f"SELECT * FROM kanon('z', k := 2, qi := [{names}], method := 'optimal', "
+            "insensitive := ['rid'])"
         ).fetchall()
 
 

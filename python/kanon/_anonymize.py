@@ -22,7 +22,7 @@ The generated SQL, step by step (all CTEs of one statement):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from kanon._catalog import (
@@ -35,6 +35,7 @@ from kanon._catalog import (
     resolve_table,
 )
 from kanon._models import PrivacyModels, ResolvedModels, population_table, resolve_models
+from kanon._roles import identifying_columns, refuse_identifying, resolve_roles
 from kanon._sql import ident, literal
 from kanon.exceptions import ConfigError, HierarchyError, InvalidInputError
 from kanon.hierarchy import (
@@ -97,6 +98,9 @@ class AnonymizeOptions:
     ``max_level`` (pairs of column and level) apply to ``method='optimal'``;
     ``drop_suppressed`` to ``'datafly'`` and ``'mu_argus'`` too, and
     ``max_suppression`` to ``'datafly'`` (0: Sweeney's rule, at most k rows).
+    ``identifiers``, ``sensitive`` and ``insensitive`` declare column roles for the call
+    (over the configuration, see ``kanon._roles``); ``keep_undeclared`` releases columns
+    without a role unchanged even when their values single out rows.
     """
 
     k: int
@@ -112,6 +116,10 @@ class AnonymizeOptions:
     labels: str | None = None
     block_size: int | None = None
     effort: str | None = None
+    identifiers: tuple[str, ...] = ()
+    sensitive: tuple[str, ...] = ()
+    insensitive: tuple[str, ...] = ()
+    keep_undeclared: bool = False
 
     @classmethod
     def of(
@@ -130,11 +138,26 @@ class AnonymizeOptions:
         labels: str | None = None,
         block_size: int | None = None,
         effort: str | None = None,
+        identifiers: list[str] | None = None,
+        insensitive: list[str] | None = None,
+        keep_undeclared: bool | None = False,
     ) -> AnonymizeOptions:
         """Return the options of one call from Python or SQL.
 
-        ``None`` means the default, and the level bounds come as dicts.
+        ``None`` means the default, and the level bounds come as dicts. The models'
+        ``sensitive`` may list several columns: all are declared sensitive, and
+        l-diversity or t-closeness (which protect one) need exactly one.
         """
+        models = models or PrivacyModels()
+        sensitive = _names("sensitive", models.sensitive)
+        if models.sensitive is not None:
+            if models.needs_sensitive and len(sensitive) != 1:
+                msg = (
+                    "l-diversity and t-closeness protect one sensitive column: give "
+                    f"sensitive one column, got {models.sensitive!r}"
+                )
+                raise InvalidInputError(msg)
+            models = replace(models, sensitive=sensitive[0] if models.needs_sensitive else None)
         return cls(
             k=k,
             qi=tuple(qi or ()),
@@ -145,10 +168,14 @@ class AnonymizeOptions:
             drop_suppressed=bool(drop_suppressed),
             min_level=tuple((min_level or {}).items()),
             max_level=tuple((max_level or {}).items()),
-            models=models or PrivacyModels(),
+            models=models,
             labels=labels,
             block_size=block_size,
             effort=effort,
+            identifiers=_names("identifiers", identifiers),
+            sensitive=sensitive,
+            insensitive=_names("insensitive", insensitive),
+            keep_undeclared=_flag("keep_undeclared", keep_undeclared),
         )
 
     def validate(self) -> None:
@@ -261,6 +288,28 @@ class AnonymizeOptions:
             if "max_suppression" in given:
                 msg += " and suppresses what its rules leave below k (no limit)"
             raise InvalidInputError(msg)
+
+
+def _names(what: str, names: str | list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
+    """Column names of a role argument: a name or a list of names (None: none)."""
+    if names is None:
+        return ()
+    if isinstance(names, str):
+        return (names,)
+    if isinstance(names, list | tuple) and all(isinstance(n, str) for n in names):
+        return tuple(names)
+    msg = f"{what} must be a column name or a list of column names, got {names!r}"
+    raise InvalidInputError(msg)
+
+
+def _flag(what: str, value: bool | None) -> bool:
+    """A boolean argument (None: false)."""
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        msg = f"{what} must be true or false, got {value!r}"
+        raise InvalidInputError(msg)
+    return value
 
 
 @dataclass(frozen=True)
@@ -461,6 +510,7 @@ def plan_anonymize(
     options: AnonymizeOptions,
     *,
     check_values: bool = True,
+    check_undeclared: bool = True,
 ) -> AnonymizePlan:
     """Return the SQL of ``kanon(tbl, k, ...)``: the anonymized rows of ``tbl``.
 
@@ -468,25 +518,37 @@ def plan_anonymize(
     hierarchies, and counts the rows (``k`` above it is an error). With
     ``check_values`` the table's values are checked against their hierarchies now, and
     all missing ones named; without (the SQL macros, which DuckDB binds twice), the
-    returned SQL names the first it meets when it runs, and stops.
+    returned SQL names the first it meets when it runs, and stops. With
+    ``check_undeclared`` (not for searches, which release no rows) an undeclared column
+    whose values single out rows stops the plan, unless ``options.keep_undeclared``.
     """
     options.validate()
     table = resolve_table(con, tbl)
-    config = configured_full(con, table.name)
-    population = population_table(con, table, options.models)
-    qis = resolve_qis(con, table, options.qi, config, population)
-    models = resolve_models(con, table, qis, options.models, config, population)
-    roles = {c.lower(): role for c, role, _, _ in config}
-    qi_names = {q.column.name for q in qis}
-    identifiers = tuple(
-        c.name
-        for c in table.columns
-        if c.name not in qi_names and roles.get(c.name.lower()) == "identifier"
+    config = configured_full(con, table)
+    sensitive = options.sensitive
+    model_sensitive = options.models.sensitive
+    if isinstance(model_sensitive, str) and model_sensitive not in sensitive:
+        sensitive = (*sensitive, model_sensitive)
+    roles = resolve_roles(
+        table,
+        [(c, role) for c, role, _, _ in config],
+        qi=options.qi,
+        identifiers=options.identifiers,
+        sensitive=sensitive,
+        insensitive=options.insensitive,
     )
+    population = population_table(con, table, options.models)
+    qis = resolve_qis(con, table, roles.qi, config, population)
+    models = resolve_models(con, table, qis, options.models, config, population)
+    identifiers = roles.identifiers
     rows = int(con.execute(f"SELECT count(*) FROM {table.sql}").fetchall()[0][0])
     if options.k > rows:
         msg = f"k = {options.k} exceeds the number of rows of table {table.name!r} ({rows})"
         raise InvalidInputError(msg)
+    if check_undeclared and not options.keep_undeclared:
+        # Without check_values (the SQL macros, bound more than once): memoized.
+        found = identifying_columns(con, table, roles.undeclared, memo=not check_values)
+        refuse_identifying(table, found)
     coded = qis if models is None or models.hierarchy is None else [*qis, models.hierarchy]
     ctes = [hierarchy_cte(j, q) for j, q in enumerate(coded)]
     _check_hierarchies(con, table, coded, ctes, values=check_values)

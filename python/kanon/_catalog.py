@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import duckdb
@@ -17,8 +18,10 @@ __all__ = [
     "Column",
     "Table",
     "UnknownTableError",
+    "canonical_key",
     "check_not_reserved",
     "check_view_name",
+    "config_keys",
     "configured",
     "configured_full",
     "has_default_generalizer",
@@ -89,6 +92,9 @@ class Table:
     name: str
     sql: str  # the quoted name to use in generated SQL
     columns: tuple[Column, ...]
+    #: The object DuckDB binds the name to, as (catalog, schema, name) in the catalog's
+    #: spelling: the same however the table was named. None if the catalog does not list it.
+    identity: tuple[str, str, str] | None = None
 
     def column(self, name: str) -> Column:
         """Return the column called ``name`` (exact match first, then case-insensitive)."""
@@ -103,31 +109,171 @@ class Table:
         raise ConfigError(msg)
 
 
+def split_name(name: str) -> list[str]:
+    """The dotted parts of ``name``, double quotes read as SQL quoting.
+
+    ``main."My Table"`` gives ``['main', 'My Table']``; a name with unbalanced quotes
+    gives itself whole.
+    """
+    parts: list[str] = []
+    current: list[str] = []
+    i, quoted = 0, False
+    while i < len(name):
+        ch = name[i]
+        if quoted:
+            if ch == '"' and name[i + 1 : i + 2] == '"':
+                current.append('"')
+                i += 1
+            elif ch == '"':
+                quoted = False
+            else:
+                current.append(ch)
+        elif ch == '"':
+            quoted = True
+        elif ch == ".":
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+        i += 1
+    parts.append("".join(current))
+    if quoted or any(p == "" for p in parts):
+        return [name]
+    return parts
+
+
+def _candidates(name: str) -> list[list[str]]:
+    """The readings of ``name``: itself as one identifier, then its dotted parts."""
+    out = [[name]]
+    parts = split_name(name)
+    if parts != [name]:
+        out.append(parts)
+    return out
+
+
+Listing = list[tuple[str, str, str]]
+
+
+def _listing(con: duckdb.DuckDBPyConnection) -> Listing:
+    """Every table and view of the catalog as (catalog, schema, name)."""
+    return [
+        (str(d), str(s), str(n))
+        for d, s, n in con.execute(
+            "SELECT database_name, schema_name, table_name FROM duckdb_tables() "
+            "UNION ALL SELECT database_name, schema_name, view_name FROM duckdb_views() "
+            "WHERE NOT internal"
+        ).fetchall()
+    ]
+
+
+def _search_path(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
+    """(catalog, schema) in the order DuckDB looks up an unqualified name."""
+    ((db, schema, path),) = con.execute(
+        "SELECT current_database(), current_schema(), current_setting('search_path')"
+    ).fetchall()
+    out = [("temp", "main"), (str(db), str(schema))]
+    for entry in str(path or "").split(","):
+        parts = split_name(entry.strip()) if entry.strip() else []
+        if len(parts) == 2:
+            out.append((parts[0], parts[1]))
+        elif len(parts) == 1:
+            out.append((str(db), parts[0]))
+    return out
+
+
+def _identify(
+    parts: list[str], listing: Listing, path: list[tuple[str, str]]
+) -> tuple[str, str, str] | None:
+    """The catalog object that DuckDB binds the name ``parts`` to, or None."""
+    low = [p.lower() for p in parts]
+    found = {(d.lower(), s.lower(), n.lower()): (d, s, n) for d, s, n in listing}
+    if len(low) == 3:
+        return found.get((low[0], low[1], low[2]))
+    if len(low) == 2:
+        catalogs = [d.lower() for d, _ in path]
+        for d in catalogs:  # schema.name first, then catalog.name in its schema main
+            if (d, low[0], low[1]) in found:
+                return found[(d, low[0], low[1])]
+        return found.get((low[0], "main", low[1]))
+    if len(low) == 1:
+        for d, s in path:
+            if (d.lower(), s.lower(), low[0]) in found:
+                return found[(d.lower(), s.lower(), low[0])]
+    return None
+
+
 def resolve_table(con: duckdb.DuckDBPyConnection, name: str) -> Table:
-    """Find table or view ``name`` (or ``schema.name``) as DuckDB itself resolves it.
+    """Find table or view ``name`` (``schema.name``, ``catalog.schema.name``) as DuckDB does.
 
     One ``DESCRIBE`` of the quoted name: temporary objects shadow persistent ones and the
-    search path applies, exactly as when the generated SQL runs. Names (of the table or
-    of a column) in kanon's reserved namespace are refused.
+    search path applies, exactly as when the generated SQL runs. The name is read first
+    as one identifier (a table whose name holds a dot), then as dotted parts, double
+    quotes read as SQL quoting (``main."Patients"``). Names (of the table or of a
+    column) in kanon's reserved namespace are refused.
     """
     if not isinstance(name, str) or name == "":
         msg = f"a table name must be a non-empty string, got {name!r}"
         raise ConfigError(msg)
-    for part in name.split("."):
+    for part in split_name(name):
         check_not_reserved(part, "table name")
-    candidates = [ident(name)]
-    if "." in name:
-        candidates.append(".".join(ident(part) for part in name.split(".", 1)))
-    for sql in candidates:
+    for parts in _candidates(name):
+        sql = ".".join(ident(part) for part in parts)
         try:
             described = con.execute(f"DESCRIBE SELECT * FROM {sql}").fetchall()
         except duckdb.CatalogException:
             continue
-        table = Table(name, sql, tuple(Column(r[0], r[1]) for r in described))
+        identity = _identify(parts, _listing(con), _search_path(con))
+        table = Table(name, sql, tuple(Column(r[0], r[1]) for r in described), identity)
         _check_columns_not_reserved(table)
         return table
     msg = f"unknown table {name!r}: no table or view of that name exists"
     raise UnknownTableError(msg)
+
+
+#: A name part stored without quotes in ``kanon_columns.table_name``.
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def canonical_key(con: duckdb.DuckDBPyConnection, table: Table) -> str:
+    """The ``kanon_columns.table_name`` that ``kanon.configure`` writes for ``table``.
+
+    ``schema.name`` for a table of the current database, else ``catalog.schema.name``
+    (parts quoted where they are not plain identifiers); the name as given when the
+    catalog does not list the table.
+    """
+    if table.identity is None:
+        return table.name
+    catalog, schema, name = table.identity
+    ((db,),) = con.execute("SELECT current_database()").fetchall()
+    parts = [schema, name] if catalog.lower() == str(db).lower() else [catalog, schema, name]
+    return ".".join(p if _PLAIN.fullmatch(p) else ident(p) for p in parts)
+
+
+def config_keys(con: duckdb.DuckDBPyConnection, table: Table) -> list[str]:
+    """The ``kanon_columns.table_name`` values that name ``table``, however spelled.
+
+    A stored name names the table DuckDB would bind it to now: ``patients``,
+    ``main.patients``, ``"Patients"`` and ``memory.main.patients`` all name the same
+    table. Without a catalog identity, names equal up to case.
+    """
+    try:
+        rows = con.execute("SELECT DISTINCT table_name FROM kanon_columns").fetchall()
+        keys = [str(k) for (k,) in rows]
+    except duckdb.CatalogException:  # kanon.install has not run on this database
+        return []
+    if table.identity is None:
+        return [k for k in keys if k.lower() == table.name.lower()]
+    listing, path = _listing(con), _search_path(con)
+    want = tuple(p.lower() for p in table.identity)
+    out = []
+    for key in keys:
+        for parts in _candidates(key):
+            found = _identify(parts, listing, path)
+            if found is not None:
+                if tuple(p.lower() for p in found) == want:
+                    out.append(key)
+                break
+    return out
 
 
 def has_default_generalizer(column: Column) -> bool:
@@ -140,40 +286,33 @@ def has_default_generalizer(column: Column) -> bool:
     return base in NUMERIC_TYPES or base in ("VARCHAR", "BOOLEAN", "UUID", "ENUM")
 
 
-def configured(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str, str | None]]:
+def configured(con: duckdb.DuckDBPyConnection, table: Table) -> list[tuple[str, str, str | None]]:
     """Return ``(column, role, hierarchy)`` rows configured for ``table`` (empty if none).
 
-    Table names compare case-insensitively, as DuckDB's catalog does.
+    The rows of every name of the table count (:func:`config_keys`).
     """
-    try:
-        rows = con.execute(
-            "SELECT column_name, role, hierarchy FROM kanon_columns "
-            "WHERE lower(table_name) = lower(?) ORDER BY priority DESC, rowid",
-            [table],
-        ).fetchall()
-    except duckdb.CatalogException:  # kanon.install has not run on this database
-        return []
-    return [(c, r, h) for c, r, h in rows]
+    return [(c, r, h) for c, r, h, _ in configured_full(con, table)]
 
 
 def configured_full(
-    con: duckdb.DuckDBPyConnection, table: str
+    con: duckdb.DuckDBPyConnection, table: Table
 ) -> list[tuple[str, str, str | None, float]]:
     """Return ``(column, role, hierarchy, weight)`` rows configured for ``table``."""
-    try:
-        rows = con.execute(
-            "SELECT column_name, role, hierarchy, weight FROM kanon_columns "
-            "WHERE lower(table_name) = lower(?) ORDER BY priority DESC, rowid",
-            [table],
-        ).fetchall()
-    except duckdb.CatalogException:  # kanon.install has not run on this database
+    keys = config_keys(con, table)
+    if not keys:
         return []
+    marks = ", ".join("?" for _ in keys)
+    rows = con.execute(
+        "SELECT column_name, role, hierarchy, weight FROM kanon_columns "
+        f"WHERE table_name IN ({marks}) ORDER BY priority DESC, rowid",
+        keys,
+    ).fetchall()
     for c, _, _, w in rows:
         if not (w > 0 and math.isfinite(w)):
             msg = (
-                f"kanon_columns gives column {c!r} of table {table!r} the weight {w}; weights "
-                "must be positive finite numbers: fix it with kanon.configure(...) or UPDATE "
-                "kanon_columns SET weight = ..."
+                f"kanon_columns gives column {c!r} of table {table.name!r} the weight {w}; "
+                "weights must be positive finite numbers: fix it with kanon.configure(...) "
+                "or UPDATE kanon_columns SET weight = ..."
             )
             raise ConfigError(msg)
     return [(str(c), str(r), h, float(w)) for c, r, h, w in rows]

@@ -43,6 +43,8 @@ class CheckReport:
     journalist_at_risk: float | None
     delta_min: float | None
     delta_max: float | None
+    #: Columns with no declared role whose values single out rows (a release refuses them).
+    identifying_columns: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """Return the report as a plain dict."""
@@ -83,6 +85,11 @@ class CheckReport:
             else:
                 text = f"{value:,}" if isinstance(value, int) else str(value)
             lines.append(f"  {label:<{width}}  {text}")
+        if self.identifying_columns:
+            lines.append(
+                "identifying columns without a declared role (a release refuses them): "
+                + ", ".join(self.identifying_columns)
+            )
         return "\n".join(lines)
 
 
@@ -97,6 +104,8 @@ def check(
     recursive_l: int | None = None,
     recursive_c: float | None = None,
     risk_threshold: float = 0.2,
+    identifiers: list[str] | None = None,
+    insensitive: list[str] | None = None,
 ) -> CheckReport:
     """Measure how anonymous ``data`` is over its quasi-identifiers.
 
@@ -117,6 +126,10 @@ def check(
         recursive_l: l of recursive (c,l)-diversity (default: the distinct l).
         recursive_c: c of recursive (c,l)-diversity to test.
         risk_threshold: records whose re-identification risk exceeds it are "at risk".
+        identifiers: identifier columns (besides the configured ones): not reported as
+            identifying (``CheckReport.identifying_columns`` lists the columns with no
+            role whose values single out rows, which a release refuses).
+        insensitive: columns released unchanged (besides the configured ones).
 
     Returns:
         A :class:`CheckReport`.
@@ -148,6 +161,8 @@ def check(
             recursive_l=recursive_l,
             recursive_c=recursive_c,
             risk_threshold=risk_threshold,
+            identifiers=tuple(identifiers or ()),
+            insensitive=tuple(insensitive or ()),
         )
         plan = plan_check(con_, name, options)
         rel = con_.execute(plan.sql)
@@ -158,7 +173,8 @@ def check(
     return CheckReport(
         qi=plan.qi,
         sensitive=plan.sensitive,
-        **{k: v for k, v in values.items() if k in report_fields},
+        **{k: v for k, v in values.items() if k in report_fields - {"identifying_columns"}},
+        identifying_columns=tuple(values.get("identifying_columns") or ()),
     )
 
 

@@ -6,7 +6,13 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from kanon import hierarchy
-from kanon._catalog import has_default_generalizer, resolve_columns, resolve_table
+from kanon._catalog import (
+    canonical_key,
+    config_keys,
+    has_default_generalizer,
+    resolve_columns,
+    resolve_table,
+)
 from kanon._install import install
 from kanon.exceptions import ConfigError
 
@@ -53,6 +59,10 @@ def configure(
     priorities: dict[str, int] | None = None,
 ) -> None:
     """Record the roles of ``table``'s columns in ``kanon_columns`` (replacing old ones).
+
+    The rows are stored under the table's canonical name (``schema.name``, or
+    ``catalog.schema.name`` outside the current database); every name of the table
+    finds them (``patients``, ``main.patients``, ``"Patients"``).
 
     Installs kanon on ``con`` first if needed. All arguments are checked before
     anything is written: on error nothing changes.
@@ -125,9 +135,13 @@ def configure(
         resolved.column(n).name: _whole(p, "priority", n) for n, p in priorities_.items()
     }
     install(con)
+    # Stored under the table's canonical name; the rows under any other name of the
+    # same table (``patients``, ``main.patients``, ...) are replaced too.
+    key = canonical_key(con, resolved)
+    old_keys = sorted({*config_keys(con, resolved), key})
     rows = [
         (
-            resolved.name,
+            key,
             col,
             role,
             hierarchies.get(col),
@@ -138,7 +152,8 @@ def configure(
     ]
     con.execute("BEGIN TRANSACTION")
     try:
-        con.execute("DELETE FROM kanon_columns WHERE lower(table_name) = lower(?)", [resolved.name])
+        marks = ", ".join("?" for _ in old_keys)
+        con.execute(f"DELETE FROM kanon_columns WHERE table_name IN ({marks})", old_keys)
         if rows:
             con.executemany("INSERT INTO kanon_columns VALUES (?, ?, ?, ?, ?, ?)", rows)
         con.execute("COMMIT")

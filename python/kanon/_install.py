@@ -287,6 +287,8 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         recursive_l: int | None,
         recursive_c: float | None,
         risk_threshold: float | None,
+        identifiers: list[str] | None,
+        insensitive: list[str] | None,
     ) -> str:
         _statement_starts()
         options = CheckOptions(
@@ -297,6 +299,8 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
             recursive_l=recursive_l,
             recursive_c=recursive_c,
             risk_threshold=0.2 if risk_threshold is None else risk_threshold,
+            identifiers=tuple(identifiers or ()),
+            insensitive=tuple(insensitive or ()),
         )
         return plan_check(cursors(), tbl, options).sql
 
@@ -315,6 +319,9 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         labels: str | None,
         block_size: int | None,
         effort: str | None,
+        identifiers: list[str] | None,
+        insensitive: list[str] | None,
+        keep_undeclared: bool | None,
     ) -> str:
         _statement_starts()
         if k is None:
@@ -334,6 +341,9 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
             labels=labels,
             block_size=block_size,
             effort=effort,
+            identifiers=identifiers,
+            insensitive=insensitive,
+            keep_undeclared=keep_undeclared,
         )
         # The values are checked as the SQL runs: DuckDB binds this call twice.
         return plan_anonymize(cursors(), tbl, options, check_values=False).sql
@@ -365,7 +375,8 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
             max_level=max_level,
             models=PrivacyModels.from_json(models),
         )
-        return search_sql(plan_anonymize(cursors(), tbl, options, check_values=False), options)
+        plan = plan_anonymize(cursors(), tbl, options, check_values=False, check_undeclared=False)
+        return search_sql(plan, options)
 
     def plan_metrics_udf(original: str, released: str, qi: list[str] | None, k: int | None) -> str:
         _statement_starts()
@@ -379,7 +390,18 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         con,
         "kanon_plan_check",
         plan_check_udf,
-        ["VARCHAR", "VARCHAR[]", "VARCHAR", "VARCHAR", "VARCHAR", "BIGINT", "DOUBLE", "DOUBLE"],
+        [
+            "VARCHAR",
+            "VARCHAR[]",
+            "VARCHAR",
+            "VARCHAR",
+            "VARCHAR",
+            "BIGINT",
+            "DOUBLE",
+            "DOUBLE",
+            "VARCHAR[]",
+            "VARCHAR[]",
+        ],
         "VARCHAR",
     )
     _replace_function(
@@ -408,6 +430,9 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
             "VARCHAR",
             "BIGINT",
             "VARCHAR",
+            "VARCHAR[]",
+            "VARCHAR[]",
+            "BOOLEAN",
         ],
         "VARCHAR",
     )

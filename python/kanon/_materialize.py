@@ -131,6 +131,9 @@ def materialize(
     drop_suppressed: bool = False,
     min_level: dict[str, int] | None = None,
     max_level: dict[str, int] | None = None,
+    identifiers: list[str] | None = None,
+    insensitive: list[str] | None = None,
+    keep_undeclared: bool = False,
     **models: Unpack[ModelKeywords],
 ) -> str:
     """Store a k-anonymous release of ``table`` and expose it as the plain SQL view ``name``.
@@ -154,7 +157,10 @@ def materialize(
         drop_suppressed: as :func:`kanon.explain` (``"optimal"`` only).
         min_level: as :func:`kanon.explain` (``"optimal"`` only).
         max_level: as :func:`kanon.explain` (``"optimal"`` only).
-        **models: as :func:`kanon.explain` (``"optimal"`` only).
+        identifiers: as :func:`kanon.explain`.
+        insensitive: as :func:`kanon.explain`.
+        keep_undeclared: as :func:`kanon.explain`.
+        **models: as :func:`kanon.explain` (l, t, population: ``"optimal"`` only).
 
     Returns:
         ``name``.
@@ -174,6 +180,9 @@ def materialize(
         min_level=min_level,
         max_level=max_level,
         models=PrivacyModels(**models),
+        identifiers=identifiers,
+        insensitive=insensitive,
+        keep_undeclared=keep_undeclared,
     )
     if method == "optimal":
         materialize_global(con, table, name, options)

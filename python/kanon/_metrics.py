@@ -353,7 +353,7 @@ def plan_metrics(
         raise InvalidInputError(msg)
     src = resolve_table(con, original)
     rel = resolve_table(con, released)
-    qis = resolve_qis(con, src, qi, configured_full(con, src.name))
+    qis = resolve_qis(con, src, qi, configured_full(con, src))
     rel_cols = [rel.column(q.column.name) for q in qis]
     if src.sql == rel.sql:
         msg = f"the released table {released!r} is the original table; pass the release"

@@ -46,7 +46,7 @@ NO_LABEL = 2**32 - 1
 class ModelKeywords(TypedDict, total=False):
     """The privacy-model keywords of the Python API (see :class:`PrivacyModels`)."""
 
-    sensitive: str | None
+    sensitive: str | list[str] | None
     l: float | None  # noqa: E741
     l_diversity: str | None
     c: float | None
@@ -65,10 +65,11 @@ class PrivacyModels:
     (with ``c``); ``t`` with ``t_distance`` ``'equal'``, ``'ordered'`` or
     ``'hierarchical'`` (default: ordered for numbers and dates, else equal); ``population``
     (a table holding the QI columns) with ``delta_min`` / ``delta_max``. ``sensitive``
-    names the sensitive column (default: the one configured).
+    names the sensitive column (default: the one configured); as an argument of a call it
+    may list several columns, all declared sensitive (``AnonymizeOptions.of``).
     """
 
-    sensitive: str | None = None
+    sensitive: str | list[str] | None = None
     l: float | None = None  # noqa: E741 (the model's name)
     l_diversity: str | None = None
     c: float | None = None
@@ -238,7 +239,8 @@ def resolve_models(
     sq = None
     if models.needs_sensitive:
         columns = [q.column for q in qis]
-        sens = sensitive_column(table, models.sensitive, columns, [c[:3] for c in config])
+        name = models.sensitive if isinstance(models.sensitive, str) else None
+        sens = sensitive_column(table, name, columns, [c[:3] for c in config])
         if sens is None:
             msg = (
                 f"l-diversity and t-closeness need a sensitive column of table "

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kanon._catalog import Column, Table, configured, resolve_columns, resolve_table
+from kanon._roles import identifying_sql
 from kanon._sql import ident, literal
 from kanon.exceptions import ConfigError, InvalidInputError
 from kanon.hierarchy import value_text
@@ -35,6 +36,8 @@ class CheckOptions:
     recursive_l: int | None = None
     recursive_c: float | None = None
     risk_threshold: float = 0.2
+    identifiers: tuple[str, ...] = ()  # declared roles: the columns are not undeclared
+    insensitive: tuple[str, ...] = ()
 
     def validate(self) -> None:
         """Reject out-of-range arguments with a message naming the parameter."""
@@ -163,12 +166,23 @@ def plan_check(con: duckdb.DuckDBPyConnection, tbl: str, options: CheckOptions) 
     """
     options.validate()
     table = resolve_table(con, tbl)
-    # The configuration is read once, and only when an argument leaves a role open.
     hierarchical = options.t_distance == "hierarchical"
-    needed = not options.qi or options.sensitive is None or hierarchical
-    config = configured(con, table.name) if needed else []
+    config = configured(con, table)
     qis = quasi_identifiers(table, options.qi, config)
     sens = sensitive_column(table, options.sensitive, qis, config)
+    # The columns without a role (argument or configuration) whose values single out
+    # rows are reported: a release would refuse them.
+    declared = {c.lower() for c, _, _ in config} | {q.name.lower() for q in qis}
+    declared |= {
+        c.name.lower() for c in resolve_columns(table, list(options.identifiers), "identifiers")
+    }
+    declared |= {
+        c.name.lower() for c in resolve_columns(table, list(options.insensitive), "insensitive")
+    }
+    if sens is not None:
+        declared.add(sens.name.lower())
+    undeclared = [c.name for c in table.columns if c.name.lower() not in declared]
+    identifying = identifying_sql(table, undeclared)
     select, keys = _keys(qis)
     ctes: list[str] = []
     levels_json: str | None = None
@@ -229,14 +243,14 @@ def plan_check(con: duckdb.DuckDBPyConnection, tbl: str, options: CheckOptions) 
     if levels_json is None:
         sql = (
             "WITH " + ",\n".join(ctes) + f"\nSELECT unnest(kanon_class_stats({packed}, "
-            f"{options_sql})) FROM classes"
+            f"{options_sql})), {identifying} AS identifying_columns FROM classes"
         )
     else:  # the options carry the hierarchy's levels, read when the query runs
         ctes.append(f"packed AS (SELECT {packed} AS p FROM classes)")
         ctes.append(f"opts AS (SELECT json_merge_patch({options_sql}, {levels_json}) AS o)")
         sql = (
             "WITH " + ",\n".join(ctes) + "\nSELECT unnest(kanon_class_stats(packed.p, "
-            "opts.o::VARCHAR)) FROM packed, opts"
+            f"opts.o::VARCHAR)), {identifying} AS identifying_columns FROM packed, opts"
         )
     return CheckPlan(sql, tuple(q.name for q in qis), None if sens is None else sens.name)
 
@@ -244,7 +258,7 @@ def plan_check(con: duckdb.DuckDBPyConnection, tbl: str, options: CheckOptions) 
 def plan_classes(con: duckdb.DuckDBPyConnection, tbl: str, qi: tuple[str, ...]) -> str:
     """Return the SQL of ``kanon_classes(tbl, qi)``: the class-size histogram."""
     table = resolve_table(con, tbl)
-    qis = quasi_identifiers(table, qi, configured(con, table.name) if not qi else [])
+    qis = quasi_identifiers(table, qi, configured(con, table) if not qi else [])
     group = ", ".join(ident(c.name) for c in qis)
     return (
         f"WITH cls AS (SELECT count(*)::UBIGINT AS size FROM {table.sql} GROUP BY {group}), "

@@ -39,6 +39,9 @@ def explain(
     labels: str | None = None,
     block_size: int | None = None,
     effort: str | None = None,
+    identifiers: list[str] | None = None,
+    insensitive: list[str] | None = None,
+    keep_undeclared: bool = False,
     **models: Unpack[ModelKeywords],
 ) -> str:
     """Return the SQL that ``SELECT * FROM kanon(table, k := k, ...)`` runs.
@@ -80,17 +83,28 @@ def explain(
             nothing changes) or ``"fast"`` (one eject, split and search pass: about a
             quarter of the time on 1M generated rows for some 12 % more loss); default
             ``"full"`` up to 1,048,576 rows, ``"fast"`` above.
-        **models: privacy models besides k for ``"optimal"``: ``sensitive`` (column;
-            default the configured one), ``l`` with ``l_diversity`` (``"distinct"``,
-            ``"entropy"``, ``"recursive"`` with ``c``), ``t`` with ``t_distance``
-            (``"equal"``, ``"ordered"``, ``"hierarchical"``), ``population`` (table) with
-            ``delta_min`` / ``delta_max``.
+        identifiers: direct identifiers, released as ``'*'`` (besides the configured
+            ones; a configured identifier is never released, whatever ``qi`` says).
+        insensitive: columns released unchanged.
+        keep_undeclared: release columns that have no role (not a QI, identifier,
+            sensitive or insensitive, by argument or configuration) unchanged even when
+            their values single out rows: more than 1 % of the rows, and at least 2,
+            hold a value no other row holds. Without it such columns stop the release.
+        **models: ``sensitive``: a column or a list of columns released unchanged
+            (default: the configured ones). Privacy models besides k for
+            ``"optimal"``: ``l`` (with ``sensitive`` one column; default the configured
+            one) with ``l_diversity`` (``"distinct"``, ``"entropy"``, ``"recursive"`` with
+            ``c``), ``t`` with ``t_distance`` (``"equal"``, ``"ordered"``,
+            ``"hierarchical"``), ``population`` (table) with ``delta_min`` /
+            ``delta_max``.
 
     Returns:
         The SQL text.
 
     Raises:
-        ConfigError: unknown table or column, no quasi-identifiers, missing hierarchy.
+        ConfigError: unknown table or column, no quasi-identifiers, missing hierarchy,
+            a column given two roles, a configured identifier given another role, an
+            undeclared column whose values single out rows (see ``keep_undeclared``).
         HierarchyError: a configured hierarchy is malformed or misses a value.
         InvalidInputError: k, seed or method out of range.
     """
@@ -108,6 +122,9 @@ def explain(
         labels=labels,
         block_size=block_size,
         effort=effort,
+        identifiers=identifiers,
+        insensitive=insensitive,
+        keep_undeclared=keep_undeclared,
     )
     return plan_anonymize(con, table, options).sql
 
@@ -128,6 +145,9 @@ def anonymize(
     labels: str | None = None,
     block_size: int | None = None,
     effort: str | None = None,
+    identifiers: list[str] | None = None,
+    insensitive: list[str] | None = None,
+    keep_undeclared: bool = False,
     progress: bool | None = None,
     **models: Unpack[ModelKeywords],
 ) -> Any:
@@ -136,7 +156,8 @@ def anonymize(
     Every combination of released quasi-identifier labels occurs at least ``k`` times;
     each label is the hierarchy ancestor of the original value at the group's level
     (``'*'`` at the top); identifier columns become ``'*'``; other columns and the
-    row count are unchanged. The source is only read.
+    row count are unchanged. The source is only read. An undeclared column whose
+    values single out rows stops the release (see ``keep_undeclared``).
 
     Args:
         data: a table name (with ``con``), a DuckDB relation, a pandas or polars
@@ -154,6 +175,9 @@ def anonymize(
         labels: as :func:`explain`.
         block_size: as :func:`explain`.
         effort: as :func:`explain`.
+        identifiers: as :func:`explain`.
+        insensitive: as :func:`explain`.
+        keep_undeclared: as :func:`explain`.
         progress: draw a progress bar on standard error when the run takes longer than
             1.5 s (default: when standard error is a terminal). Not for table names and
             relations, which come back unevaluated. Ctrl-C interrupts the statement.
@@ -169,7 +193,7 @@ def anonymize(
     Examples:
         >>> import pyarrow as pa, kanon
         >>> t = pa.table({"age": [30, 31, 32, 40, 41, 42], "dx": list("abcdef")})
-        >>> out = kanon.anonymize(t, k=3, qi=["age"])
+        >>> out = kanon.anonymize(t, k=3, qi=["age"], sensitive=["dx"])
         >>> sorted(out.column("age").to_pylist())
         ['[30..32]', '[30..32]', '[30..32]', '[39..42]', '[39..42]', '[39..42]']
     """
@@ -187,6 +211,9 @@ def anonymize(
         labels=labels,
         block_size=block_size,
         effort=effort,
+        identifiers=identifiers,
+        insensitive=insensitive,
+        keep_undeclared=keep_undeclared,
     )
     if isinstance(data, str):
         with as_table(data, con) as (con_, name):
@@ -292,7 +319,8 @@ def search(
         models=PrivacyModels(**models),
     )
     with as_table(data, con) as (con_, name):
-        rows = con_.execute(search_sql(plan_anonymize(con_, name, options), options)).fetchall()
+        plan = plan_anonymize(con_, name, options, check_undeclared=False)
+        rows = con_.execute(search_sql(plan, options)).fetchall()
     ((levels, suppressed, cost, classes, nodes, checked, seconds, metric_, *report),) = rows
     method_, unprotected_rows, unprotected_classes, suppressed_cells, topped_up = report
     return Transformation(

@@ -55,6 +55,11 @@ def _require_columns(
             raise KanonError(msg)
 
 
+def _columns(text: str | None) -> list[str]:
+    """The columns of a comma-separated option (none when absent)."""
+    return [c.strip() for c in (text or "").split(",") if c.strip()]
+
+
 def _histogram(con: duckdb.DuckDBPyConnection, table: str, qi: list[str], top: int = 8) -> str:
     hist = classes(table, qi, con=con).to_pylist()
     lines = ["  class size   classes      rows   cumulative"]
@@ -72,9 +77,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
     con = duckdb.connect()
     try:
         source = _read_file(con, args.file, "input", args)
-        qi = [q.strip() for q in args.qi.split(",") if q.strip()]
+        qi = _columns(args.qi)
+        roles = [*_columns(args.identifiers), *_columns(args.insensitive)]
         _require_columns(
-            con, source, args.file, [*qi, *([args.sensitive] if args.sensitive else [])]
+            con, source, args.file, [*qi, *roles, *([args.sensitive] if args.sensitive else [])]
         )
         table = source.view
         population = None
@@ -84,6 +90,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
             table,
             qi=qi,
             sensitive=args.sensitive,
+            identifiers=_columns(args.identifiers),
+            insensitive=_columns(args.insensitive),
             con=con,
             population=population,
             t_distance=args.t_distance,
@@ -158,10 +166,11 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
     from kanon._anonymize import AnonymizeOptions, plan_anonymize
     from kanon._config import configure
     from kanon._install import install
+    from kanon._models import PrivacyModels
     from kanon._progress import run_with_progress
 
     fmt = _output_format(args.out)
-    qi = [q.strip() for q in args.qi.split(",") if q.strip()]
+    qi = _columns(args.qi)
     con = install(duckdb.connect())
     if args.memory_limit:
         # DuckDB otherwise uses up to 80 % of RAM before it spills to disk.
@@ -179,7 +188,9 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
     )
     try:
         source = _read_file(con, args.file, "kanon_cli_view", args)
-        _require_columns(con, source, args.file, qi)
+        roles = [*_columns(args.identifiers), *_columns(args.sensitive)]
+        roles += _columns(args.insensitive)
+        _require_columns(con, source, args.file, [*qi, *roles])
         view = source.view
         # A real table: the planner reads it through its own cursor.
         con.execute(f"CREATE TABLE input AS SELECT * FROM {ident(view)}")
@@ -198,6 +209,10 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
             block_size=args.block_size,
             effort=args.effort,
             max_suppression=args.max_suppression,
+            identifiers=_columns(args.identifiers),
+            insensitive=_columns(args.insensitive),
+            keep_undeclared=args.keep_undeclared,
+            models=PrivacyModels(sensitive=_columns(args.sensitive) or None),
         )
         plan = plan_anonymize(con, "input", options)
         copy = f"COPY ({plan.sql}) TO {literal(str(partial))} ({_copy_options(fmt, args, source)})"
@@ -274,7 +289,9 @@ def _parser() -> argparse.ArgumentParser:
     chk = sub.add_parser("check", help="measure k, l, t and risks of a CSV or Parquet file")
     chk.add_argument("file")
     chk.add_argument("--qi", required=True, help="comma-separated quasi-identifiers")
-    chk.add_argument("--sensitive")
+    chk.add_argument("--sensitive", help="sensitive column (l-diversity, t-closeness)")
+    chk.add_argument("--identifiers", help="comma-separated identifier columns")
+    chk.add_argument("--insensitive", help="comma-separated columns released unchanged")
     chk.add_argument("--population", help="population file for journalist risk")
     _reading_options(chk)
     chk.add_argument("--t-distance", choices=["equal", "ordered"])
@@ -289,6 +306,15 @@ def _parser() -> argparse.ArgumentParser:
     anon.add_argument("file")
     anon.add_argument("--k", type=int, required=True, help="smallest class size")
     anon.add_argument("--qi", required=True, help="comma-separated quasi-identifiers")
+    anon.add_argument("--identifiers", help="comma-separated identifier columns (released as '*')")
+    anon.add_argument("--sensitive", help="comma-separated sensitive columns (released unchanged)")
+    anon.add_argument("--insensitive", help="comma-separated other columns released unchanged")
+    anon.add_argument(
+        "--keep-undeclared",
+        action="store_true",
+        help="release columns without a role unchanged even when their values single out "
+        "rows (more than 1 %% of the rows, and at least 2, hold a value no other row holds)",
+    )
     anon.add_argument(
         "--hierarchy",
         action="append",
