@@ -30,9 +30,9 @@ CREATE OR REPLACE TEMP MACRO kanon_check(
     insensitive := CAST(NULL AS VARCHAR [])
 ) AS TABLE
 SELECT *
-FROM query(
-    kanon_plan_check(
-        tbl, qi, sensitive, population, t_distance, recursive_l, recursive_c, risk_threshold,
-        identifiers, insensitive
-    )
-);
+FROM query(kanon_plan_check(CAST(to_json({
+                'tbl': tbl, 'qi': qi, 'sensitive': sensitive, 'population': population,
+                't_distance': t_distance, 'recursive_l': recursive_l, 'recursive_c': recursive_c,
+                'risk_threshold': risk_threshold, 'identifiers': identifiers,
+                'insensitive': insensitive
+            }) AS VARCHAR)));

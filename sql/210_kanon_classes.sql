@@ -7,4 +7,6 @@
 -- Example: SELECT * FROM kanon_classes('patients', qi := ['age', 'zip']);
 CREATE OR REPLACE TEMP MACRO kanon_classes(tbl, qi := CAST([] AS VARCHAR [])) AS TABLE
 SELECT *
-FROM query(kanon_plan_classes(tbl, qi));
+FROM query(kanon_plan_classes(CAST(to_json({
+                'tbl': tbl, 'qi': qi
+            }) AS VARCHAR)));

@@ -50,13 +50,13 @@ CREATE OR REPLACE TEMP MACRO kanon(tbl, k, qi := CAST([] AS VARCHAR []), seed :=
                                    insensitive := CAST(NULL AS VARCHAR []),
                                    keep_undeclared := FALSE) AS TABLE
 SELECT *
-FROM query(kanon_plan_anonymize(tbl, k, qi, seed, method, metric, max_suppression,
-                                drop_suppressed, min_level, max_level,
-                                CAST(to_json({'sensitive': sensitive, 'l': l,
-                                              'l_diversity': l_diversity, 'c': c, 't': t,
-                                              't_distance': t_distance,
-                                              'population': population,
-                                              'delta_min': delta_min,
-                                              'delta_max': delta_max}) AS VARCHAR),
-                                labels, block_size, effort, identifiers, insensitive,
-                                keep_undeclared));
+FROM query(kanon_plan_anonymize(CAST(to_json({
+                'tbl': tbl, 'k': k, 'qi': qi, 'seed': seed, 'method': method, 'metric': metric,
+                'max_suppression': max_suppression, 'drop_suppressed': drop_suppressed,
+                'min_level': min_level, 'max_level': max_level, 'sensitive': sensitive, 'l': l,
+                'l_diversity': l_diversity, 'c': c, 't': t, 't_distance': t_distance,
+                'population': population, 'delta_min': delta_min, 'delta_max': delta_max,
+                'labels': labels, 'block_size': block_size, 'effort': effort,
+                'identifiers': identifiers, 'insensitive': insensitive,
+                'keep_undeclared': keep_undeclared
+            }) AS VARCHAR)));

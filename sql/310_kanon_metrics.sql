@@ -31,4 +31,6 @@
 CREATE OR REPLACE TEMP MACRO kanon_metrics(original, released, qi := CAST([] AS VARCHAR []),
                                            k := CAST(NULL AS BIGINT)) AS TABLE
 SELECT *
-FROM query(kanon_plan_metrics(original, released, qi, k));
+FROM query(kanon_plan_metrics(CAST(to_json({
+                'original': original, 'released': released, 'qi': qi, 'k': k
+            }) AS VARCHAR)));

@@ -35,11 +35,10 @@ CREATE OR REPLACE TEMP MACRO kanon_search(tbl, k, qi := CAST([] AS VARCHAR []),
                                           delta_max := CAST(NULL AS DOUBLE))
 AS TABLE
 SELECT *
-FROM query(kanon_plan_search(tbl, k, qi, method, metric, max_suppression, drop_suppressed,
-                             min_level, max_level,
-                             CAST(to_json({'sensitive': sensitive, 'l': l,
-                                           'l_diversity': l_diversity, 'c': c, 't': t,
-                                           't_distance': t_distance,
-                                           'population': population,
-                                           'delta_min': delta_min,
-                                           'delta_max': delta_max}) AS VARCHAR)));
+FROM query(kanon_plan_search(CAST(to_json({
+                'tbl': tbl, 'k': k, 'qi': qi, 'method': method, 'metric': metric,
+                'max_suppression': max_suppression, 'drop_suppressed': drop_suppressed,
+                'min_level': min_level, 'max_level': max_level, 'sensitive': sensitive, 'l': l,
+                'l_diversity': l_diversity, 'c': c, 't': t, 't_distance': t_distance,
+                'population': population, 'delta_min': delta_min, 'delta_max': delta_max
+            }) AS VARCHAR)));

@@ -13,7 +13,7 @@
 --   kanon_hkp_report: one row: suppressed, size1_moles, moles, dropped, private (items),
 --   information_loss, suppressed_occurrences, occurrences, dropped_occurrences,
 --   transactions, items, public_items, candidates, method, seconds.
--- Depends on: kanon_plan_hkp (planner UDF), kanon_hkp_run (kernel).
+-- Depends on: kanon_plan_hkp / kanon_plan_hkp_report (planner UDFs), kanon_hkp_run (kernel).
 -- Example: SELECT * FROM kanon_hkp('baskets', h := 0.4, k := 10, p := 3, private := [3, 4]);
 CREATE OR REPLACE TEMP MACRO kanon_hkp(tbl, h, k, p,
                                        private := CAST(NULL AS VARCHAR []),
@@ -25,9 +25,12 @@ CREATE OR REPLACE TEMP MACRO kanon_hkp(tbl, h, k, p,
                                        item := CAST(NULL AS VARCHAR),
                                        max_itemsets := 10000000) AS TABLE
 SELECT *
-FROM query(kanon_plan_hkp(tbl, h, k, p, CAST(private AS VARCHAR []), roles, public_fraction,
-                          seed, method, min_support, items, tid, item, FALSE,
-                          max_itemsets));
+FROM query(kanon_plan_hkp(CAST(to_json({
+                'tbl': tbl, 'h': h, 'k': k, 'p': p, 'private': private, 'roles': roles,
+                'public_fraction': public_fraction, 'seed': seed, 'method': method,
+                'min_support': min_support, 'items': items, 'tid': tid, 'item': item,
+                'max_itemsets': max_itemsets
+            }) AS VARCHAR)));
 
 CREATE OR REPLACE TEMP MACRO kanon_hkp_report(tbl, h, k, p,
                                               private := CAST(NULL AS VARCHAR []),
@@ -40,6 +43,9 @@ CREATE OR REPLACE TEMP MACRO kanon_hkp_report(tbl, h, k, p,
                                               item := CAST(NULL AS VARCHAR),
                                               max_itemsets := 10000000) AS TABLE
 SELECT *
-FROM query(kanon_plan_hkp(tbl, h, k, p, CAST(private AS VARCHAR []), roles, public_fraction,
-                          seed, method, min_support, items, tid, item, TRUE,
-                          max_itemsets));
+FROM query(kanon_plan_hkp_report(CAST(to_json({
+                'tbl': tbl, 'h': h, 'k': k, 'p': p, 'private': private, 'roles': roles,
+                'public_fraction': public_fraction, 'seed': seed, 'method': method,
+                'min_support': min_support, 'items': items, 'tid': tid, 'item': item,
+                'max_itemsets': max_itemsets
+            }) AS VARCHAR)));

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pytest
 
 import kanon
+from kanon._arguments import MACRO_ARGUMENTS
 from kanon._catalog import MAX_QIS
 from kanon.exceptions import ConfigError, InvalidInputError
 
@@ -148,3 +149,102 @@ def test_the_limit_of_quasi_identifiers_works(con: duckdb.DuckDBPyConnection) ->
         smallest = con.sql(f"SELECT min(n) FROM (SELECT count(*) AS n FROM out GROUP BY {keys})")
         assert out.num_rows == 40
         assert smallest.fetchall()[0][0] >= 5, method
+
+
+# --- Every parameter of every macro, given a value of the wrong type --------------------
+
+WRONG = {
+    "name": ["[1, 2]", "42", "TRUE"],
+    "text": ["[1, 2]", "42"],
+    "int": ["1.7", "'x'", "TRUE", "-1.5::DOUBLE"],
+    "number": ["'x'", "TRUE", "[1]"],
+    "bool": ["'yes'", "2"],
+    "names": ["'age'", "[1, 2]", "42"],
+    "levels": ["['a']", "MAP {'age': 'x'}", "42"],
+    "items": ["'5'", "42", "[TRUE]"],
+    "name_or_names": ["42", "[1, 2]", "TRUE"],
+}
+# Valid arguments per macro: positional first, the table's name substituted.
+BASE_ARGS = {
+    "kanon": {"tbl": "'t'", "k": "4", "qi": "['age']"},
+    "kanon_check": {"tbl": "'t'", "qi": "['age']"},
+    "kanon_classes": {"tbl": "'t'", "qi": "['age']"},
+    "kanon_search": {"tbl": "'t'", "k": "4", "qi": "['age']"},
+    "kanon_metrics": {"original": "'t'", "released": "'plain'", "qi": "['age']"},
+    "kanon_hkp": {"tbl": "'t'", "h": "0.5", "k": "2", "p": "2", "private": "['5']"},
+    "kanon_hkp_report": {"tbl": "'t'", "h": "0.5", "k": "2", "p": "2", "private": "['5']"},
+}
+
+
+def _macro_parameters(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
+    rows = con.execute(
+        "SELECT function_name, parameters FROM duckdb_functions() "
+        "WHERE function_type = 'table_macro' AND function_name LIKE 'kanon%'"
+    ).fetchall()
+    return {str(name): list(params) for name, params in rows}
+
+
+def test_every_macro_parameter_has_a_declared_kind(con: duckdb.DuckDBPyConnection) -> None:
+    macros = _macro_parameters(con)
+    assert set(macros) == set(MACRO_ARGUMENTS) == set(BASE_ARGS)
+    for name, params in macros.items():
+        assert set(params) == set(MACRO_ARGUMENTS[name]), name
+
+
+def _call(macro: str, args: dict[str, str]) -> str:
+    positional = [v for k, v in args.items() if k in ("tbl", "original", "released")]
+    named = [f"{k} := {v}" for k, v in args.items() if k not in ("tbl", "original", "released")]
+    return f"SELECT * FROM {macro}({', '.join(positional + named)})"
+
+
+@pytest.mark.parametrize("macro", sorted(BASE_ARGS))
+def test_a_wrongly_typed_argument_is_named(con: duckdb.DuckDBPyConnection, macro: str) -> None:
+    con.execute(f"CREATE TABLE t AS {TABLE}")
+    con.execute(f"CREATE TABLE plain AS {TABLE}")
+    for param, kind in MACRO_ARGUMENTS[macro].items():
+        for value in WRONG[kind]:
+            sql = _call(macro, {**BASE_ARGS[macro], param: value})
+            text = _sql_error(con, sql)
+            assert f"{param} must be" in text, (sql, text)
+            assert "InvalidInputError: " in text, (sql, text)
+            assert "Binder Error" not in text, (sql, text)
+
+
+@pytest.mark.parametrize(
+    ("sql", "expected"),
+    [
+        ("SELECT * FROM kanon('t', k := 1.7, qi := ['age'])", "k must be a whole number, got 1.7"),
+        (
+            "SELECT * FROM kanon('t', k := 4, qi := ['age'], seed := -1)",
+            "seed must be an integer in [0, 2^64)",
+        ),
+        ("SELECT * FROM kanon('t', k := NULL, qi := ['age'])", "needs k"),
+        ("SELECT * FROM kanon('t', k := 0, qi := ['age'])", "k must be a positive integer"),
+        (
+            "SELECT * FROM kanon(NULL, k := 4, qi := ['age'])",
+            "table name must be a non-empty string",
+        ),
+        ("SELECT * FROM kanon('t', k := 4, qi := 'age')", "qi must be a list of column names"),
+        (
+            "SELECT * FROM kanon('t', k := 4, qi := ['age'], method := 'best')",
+            "method must be one of",
+        ),
+        (
+            "SELECT * FROM kanon_hkp('t', h := 2, k := 2, p := 2, private := ['5'])",
+            "h must lie in (0, 1]",
+        ),
+        (
+            "SELECT * FROM kanon_hkp('t', h := 0.5, k := 2, p := 2, private := '5')",
+            "private must be",
+        ),
+        ("SELECT * FROM kanon_metrics('t', 'plain', k := 0.5)", "k must be a whole number"),
+    ],
+)
+def test_the_issues_argument_errors(
+    con: duckdb.DuckDBPyConnection, sql: str, expected: str
+) -> None:
+    con.execute(f"CREATE TABLE t AS {TABLE}")
+    con.execute(f"CREATE TABLE plain AS {TABLE}")
+    text = _sql_error(con, sql)
+    assert expected in text, text
+    assert "Binder Error" not in text

@@ -62,7 +62,7 @@ def test_interrupt_stops_the_blocked_forest_between_its_blocks() -> None:
     census(con, "people", rows=rows, seed=3)
     sql = (
         f"SELECT count(*) FROM kanon('people', k := 5, qi := {QI}, block_size := 1000, "
-        "method := 'forest')"
+        "method := 'forest', keep_undeclared := true)"
     )
     done_before, _ = _core.progress()
     fired = threading.Event()
@@ -95,7 +95,7 @@ def test_interrupt_stops_the_blocked_forest_between_its_blocks() -> None:
     # The connection and the kernels work again, and give a k-anonymous release.
     con.execute(
         f"CREATE TEMP TABLE rel AS SELECT * FROM kanon('people', k := 5, qi := {QI}, "
-        "block_size := 1000)"
+        "block_size := 1000, keep_undeclared := true)"
     )
     ((n, smallest),) = con.execute(
         "SELECT sum(c), min(c) FROM (SELECT count(*) AS c FROM rel GROUP BY age, sex, race, "

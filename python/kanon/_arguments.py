@@ -14,7 +14,7 @@ from typing import Any
 
 from kanon.exceptions import InvalidInputError
 
-__all__ = ["parse"]
+__all__ = ["MACRO_ARGUMENTS", "parse"]
 
 #: What each kind of parameter accepts, as said in errors.
 _ACCEPTS = {
@@ -25,7 +25,78 @@ _ACCEPTS = {
     "bool": "TRUE or FALSE",
     "names": "a list of column names, e.g. ['age', 'zip']",
     "levels": "a map of column name to level, e.g. MAP {'age': 1}",
-    "json": "a JSON object",
+    "name_or_names": "a column name or a list of them",
+    "items": "a list of items, e.g. [3, 4] or ['milk']",
+}
+_MODELS = {
+    "sensitive": "name_or_names",
+    "l": "number",
+    "l_diversity": "text",
+    "c": "number",
+    "t": "number",
+    "t_distance": "text",
+    "population": "name",
+    "delta_min": "number",
+    "delta_max": "number",
+}
+_OPTIMAL = {
+    "method": "text",
+    "metric": "text",
+    "max_suppression": "number",
+    "drop_suppressed": "bool",
+    "min_level": "levels",
+    "max_level": "levels",
+}
+_HKP = {
+    "tbl": "name",
+    "h": "number",
+    "k": "int",
+    "p": "int",
+    "private": "items",
+    "roles": "name",
+    "public_fraction": "number",
+    "seed": "int",
+    "method": "text",
+    "min_support": "number",
+    "items": "name",
+    "tid": "name",
+    "item": "name",
+    "max_itemsets": "int",
+}
+#: Every parameter of every SQL macro and the kind of value it takes (the macros in
+#: sql/ pass exactly these names to their planner).
+MACRO_ARGUMENTS: dict[str, dict[str, str]] = {
+    "kanon": {
+        "tbl": "name",
+        "k": "int",
+        "qi": "names",
+        "seed": "int",
+        **_OPTIMAL,
+        **_MODELS,
+        "labels": "text",
+        "block_size": "int",
+        "effort": "text",
+        "identifiers": "names",
+        "insensitive": "names",
+        "keep_undeclared": "bool",
+    },
+    "kanon_search": {"tbl": "name", "k": "int", "qi": "names", **_OPTIMAL, **_MODELS},
+    "kanon_check": {
+        "tbl": "name",
+        "qi": "names",
+        "sensitive": "name",
+        "population": "name",
+        "t_distance": "text",
+        "recursive_l": "int",
+        "recursive_c": "number",
+        "risk_threshold": "number",
+        "identifiers": "names",
+        "insensitive": "names",
+    },
+    "kanon_classes": {"tbl": "name", "qi": "names"},
+    "kanon_metrics": {"original": "name", "released": "name", "qi": "names", "k": "int"},
+    "kanon_hkp": _HKP,
+    "kanon_hkp_report": _HKP,
 }
 
 
@@ -40,6 +111,12 @@ def _fits(kind: str, value: Any) -> bool:
         return isinstance(value, bool)
     if kind == "names":
         return isinstance(value, list) and all(isinstance(v, str) and v for v in value)
+    if kind == "name_or_names":
+        return _fits("name", value) or _fits("names", value)
+    if kind == "items":
+        return isinstance(value, list) and all(
+            isinstance(v, str | int | float) and not isinstance(v, bool) for v in value
+        )
     if kind == "levels":
         return isinstance(value, dict) and all(
             isinstance(v, int) and not isinstance(v, bool) for v in value.values()
@@ -53,8 +130,8 @@ def _shown(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def parse(call: str, text: str | None, kinds: dict[str, str]) -> dict[str, Any]:
-    """Return the arguments of macro ``call`` as Python values, checked against ``kinds``.
+def parse(call: str, text: str | None) -> dict[str, Any]:
+    """Return the arguments of macro ``call`` as Python values, checked by their kinds.
 
     A NULL (``None``) is always accepted here: it stands for the parameter's default, and
     the planner says when a parameter is required.
@@ -66,6 +143,7 @@ def parse(call: str, text: str | None, kinds: dict[str, str]) -> dict[str, Any]:
     if not isinstance(values, dict):  # the macros always build an object
         msg = f"{call}(...): internal error, arguments are not an object: {text!r}"
         raise InvalidInputError(msg)
+    kinds = MACRO_ARGUMENTS[call]
     for name, kind in kinds.items():
         value = values.get(name)
         if value is not None and not _fits(kind, value):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import threading
 import uuid
 from typing import TYPE_CHECKING, Any
@@ -12,15 +13,17 @@ from duckdb import func
 
 from kanon import _core
 from kanon._anonymize import AnonymizeOptions, plan_anonymize
+from kanon._arguments import parse
 from kanon._catalog import UnknownTableError
 from kanon._hkp import (
     HKP_RUN_SQL_PARAMS,
     HKP_RUN_SQL_TYPE,
     MAX_ITEMSETS,
     HkpOptions,
+    HkpPlan,
     hkp_run,
-    plan_hkp,
 )
+from kanon._hkp import plan_hkp as plan_hkp_on
 from kanon._metrics import plan_metrics
 from kanon._models import PrivacyModels
 from kanon._optimal import search_sql
@@ -54,6 +57,27 @@ _CONFIG_SQL = "010_kanon_config.sql"
 def sql_bundle() -> list[tuple[str, str]]:
     """The SQL files shipped in the extension, in load order, as ``(name, text)``."""
     return list(_core.sql_bundle())
+
+
+def _models(a: dict[str, Any]) -> PrivacyModels:
+    """The privacy models among a macro's arguments."""
+    return PrivacyModels(**{name: a[name] for name in PrivacyModels.__dataclass_fields__})
+
+
+def _item_text(value: str | float) -> str:
+    """An item of ``private := [...]`` as text, the way the items are compared."""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _statement(plan: Callable[[str], str]) -> Callable[[str], str]:
+    """A planner UDF: each call starts a statement (forgetting an earlier interrupt)."""
+
+    @functools.wraps(plan)
+    def planner(text: str) -> str:
+        _statement_starts()
+        return plan(text)
+
+    return planner
 
 
 def _committed_tables_only(plan: Callable[..., str]) -> Callable[..., str]:
@@ -278,252 +302,109 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     # calling connection is busy binding the query that invoked them.
     cursors = _database(con).cursor
 
-    def plan_check_udf(
-        tbl: str,
-        qi: list[str] | None,
-        sensitive: str | None,
-        population: str | None,
-        t_distance: str | None,
-        recursive_l: int | None,
-        recursive_c: float | None,
-        risk_threshold: float | None,
-        identifiers: list[str] | None,
-        insensitive: list[str] | None,
-    ) -> str:
-        _statement_starts()
+    def plan_check_udf(text: str) -> str:
+        a = parse("kanon_check", text)
         options = CheckOptions(
-            qi=tuple(qi or ()),
-            sensitive=sensitive,
-            population=population,
-            t_distance=t_distance,
-            recursive_l=recursive_l,
-            recursive_c=recursive_c,
-            risk_threshold=0.2 if risk_threshold is None else risk_threshold,
-            identifiers=tuple(identifiers or ()),
-            insensitive=tuple(insensitive or ()),
+            qi=tuple(a["qi"] or ()),
+            sensitive=a["sensitive"],
+            population=a["population"],
+            t_distance=a["t_distance"],
+            recursive_l=a["recursive_l"],
+            recursive_c=a["recursive_c"],
+            risk_threshold=0.2 if a["risk_threshold"] is None else a["risk_threshold"],
+            identifiers=tuple(a["identifiers"] or ()),
+            insensitive=tuple(a["insensitive"] or ()),
         )
-        return plan_check(cursors(), tbl, options).sql
+        return plan_check(cursors(), a["tbl"], options).sql
 
-    def plan_anonymize_udf(
-        tbl: str,
-        k: int | None,
-        qi: list[str] | None,
-        seed: int | None,
-        method: str | None,
-        metric: str | None,
-        max_suppression: float | None,
-        drop_suppressed: bool | None,
-        min_level: dict[str, int] | None,
-        max_level: dict[str, int] | None,
-        models: str | None,
-        labels: str | None,
-        block_size: int | None,
-        effort: str | None,
-        identifiers: list[str] | None,
-        insensitive: list[str] | None,
-        keep_undeclared: bool | None,
-    ) -> str:
-        _statement_starts()
-        if k is None:
+    def plan_anonymize_udf(text: str) -> str:
+        a = parse("kanon", text)
+        if a["k"] is None:
             msg = "kanon(...) needs k, the smallest class size: kanon('table', k := 5)"
             raise InvalidInputError(msg)
         options = AnonymizeOptions.of(
-            k,
-            qi,
-            seed=seed,
-            method=method,
-            metric=metric,
-            max_suppression=max_suppression,
-            drop_suppressed=drop_suppressed,
-            min_level=min_level,
-            max_level=max_level,
-            models=PrivacyModels.from_json(models),
-            labels=labels,
-            block_size=block_size,
-            effort=effort,
-            identifiers=identifiers,
-            insensitive=insensitive,
-            keep_undeclared=keep_undeclared,
+            a["k"],
+            a["qi"],
+            seed=a["seed"],
+            method=a["method"],
+            metric=a["metric"],
+            max_suppression=a["max_suppression"],
+            drop_suppressed=a["drop_suppressed"],
+            min_level=a["min_level"],
+            max_level=a["max_level"],
+            models=_models(a),
+            labels=a["labels"],
+            block_size=a["block_size"],
+            effort=a["effort"],
+            identifiers=a["identifiers"],
+            insensitive=a["insensitive"],
+            keep_undeclared=a["keep_undeclared"],
         )
         # The values are checked as the SQL runs: DuckDB binds this call twice.
-        return plan_anonymize(cursors(), tbl, options, check_values=False).sql
+        return plan_anonymize(cursors(), a["tbl"], options, check_values=False).sql
 
-    def plan_search_udf(
-        tbl: str,
-        k: int | None,
-        qi: list[str] | None,
-        method: str | None,
-        metric: str | None,
-        max_suppression: float | None,
-        drop_suppressed: bool | None,
-        min_level: dict[str, int] | None,
-        max_level: dict[str, int] | None,
-        models: str | None,
-    ) -> str:
-        _statement_starts()
-        if k is None:
+    def plan_search_udf(text: str) -> str:
+        a = parse("kanon_search", text)
+        if a["k"] is None:
             msg = "kanon_search(...) needs k, the smallest class size"
             raise InvalidInputError(msg)
         options = AnonymizeOptions.of(
-            k,
-            qi,
-            method=method or "optimal",
-            metric=metric,
-            max_suppression=max_suppression,
-            drop_suppressed=drop_suppressed,
-            min_level=min_level,
-            max_level=max_level,
-            models=PrivacyModels.from_json(models),
+            a["k"],
+            a["qi"],
+            method=a["method"] or "optimal",
+            metric=a["metric"],
+            max_suppression=a["max_suppression"],
+            drop_suppressed=a["drop_suppressed"],
+            min_level=a["min_level"],
+            max_level=a["max_level"],
+            models=_models(a),
         )
-        plan = plan_anonymize(cursors(), tbl, options, check_values=False, check_undeclared=False)
+        cursor = cursors()
+        plan = plan_anonymize(cursor, a["tbl"], options, check_values=False, check_undeclared=False)
         return search_sql(plan, options)
 
-    def plan_metrics_udf(original: str, released: str, qi: list[str] | None, k: int | None) -> str:
-        _statement_starts()
-        return plan_metrics(cursors(), original, released, tuple(qi or ()), k)
+    def plan_metrics_udf(text: str) -> str:
+        a = parse("kanon_metrics", text)
+        return plan_metrics(cursors(), a["original"], a["released"], tuple(a["qi"] or ()), a["k"])
 
-    def plan_classes_udf(tbl: str, qi: list[str] | None) -> str:
-        _statement_starts()
-        return plan_classes(cursors(), tbl, tuple(qi or ()))
+    def plan_classes_udf(text: str) -> str:
+        a = parse("kanon_classes", text)
+        return plan_classes(cursors(), a["tbl"], tuple(a["qi"] or ()))
 
-    _replace_function(
-        con,
-        "kanon_plan_check",
-        plan_check_udf,
-        [
-            "VARCHAR",
-            "VARCHAR[]",
-            "VARCHAR",
-            "VARCHAR",
-            "VARCHAR",
-            "BIGINT",
-            "DOUBLE",
-            "DOUBLE",
-            "VARCHAR[]",
-            "VARCHAR[]",
-        ],
-        "VARCHAR",
-    )
-    _replace_function(
-        con,
-        "kanon_plan_classes",
-        plan_classes_udf,
-        ["VARCHAR", "VARCHAR[]"],
-        "VARCHAR",
-    )
-    _replace_function(
-        con,
-        "kanon_plan_anonymize",
-        plan_anonymize_udf,
-        [
-            "VARCHAR",
-            "BIGINT",
-            "VARCHAR[]",
-            "UBIGINT",
-            "VARCHAR",
-            "VARCHAR",
-            "DOUBLE",
-            "BOOLEAN",
-            "MAP(VARCHAR, INTEGER)",
-            "MAP(VARCHAR, INTEGER)",
-            "VARCHAR",
-            "VARCHAR",
-            "BIGINT",
-            "VARCHAR",
-            "VARCHAR[]",
-            "VARCHAR[]",
-            "BOOLEAN",
-        ],
-        "VARCHAR",
-    )
-    _replace_function(
-        con,
-        "kanon_plan_search",
-        plan_search_udf,
-        [
-            "VARCHAR",
-            "BIGINT",
-            "VARCHAR[]",
-            "VARCHAR",
-            "VARCHAR",
-            "DOUBLE",
-            "BOOLEAN",
-            "MAP(VARCHAR, INTEGER)",
-            "MAP(VARCHAR, INTEGER)",
-            "VARCHAR",
-        ],
-        "VARCHAR",
-    )
-    _replace_function(
-        con,
-        "kanon_plan_metrics",
-        plan_metrics_udf,
-        ["VARCHAR", "VARCHAR", "VARCHAR[]", "BIGINT"],
-        "VARCHAR",
-    )
-
-    def plan_hkp_udf(
-        tbl: str,
-        h: float | None,
-        k: int | None,
-        p: int | None,
-        private: list[str] | None,
-        roles: str | None,
-        public_fraction: float | None,
-        seed: int | None,
-        method: str | None,
-        min_support: float | None,
-        items: str | None,
-        tid: str | None,
-        item: str | None,
-        report: bool | None,
-        max_itemsets: int | None,
-    ) -> str:
-        _statement_starts()
-        if h is None or k is None or p is None:
-            msg = "kanon_hkp(...) needs h, k and p: kanon_hkp('t', h := 0.4, k := 10, p := 3, ...)"
+    def plan_hkp(call: str, text: str) -> HkpPlan:
+        a = parse(call, text)
+        if a["h"] is None or a["k"] is None or a["p"] is None:
+            msg = f"{call}(...) needs h, k and p: {call}('t', h := 0.4, k := 10, p := 3, ...)"
             raise InvalidInputError(msg)
+        private = a["private"]
         options = HkpOptions(
-            h=h,
-            k=k,
-            p=p,
-            private=None if private is None else tuple(private),
-            roles=roles,
-            public_fraction=public_fraction,
-            seed=0 if seed is None else seed,
-            method="mmil" if method is None else method,
-            min_support=0.0 if min_support is None else min_support,
-            max_itemsets=MAX_ITEMSETS if max_itemsets is None else max_itemsets,
-            items=items,
-            tid=tid,
-            item=item,
+            h=a["h"],
+            k=a["k"],
+            p=a["p"],
+            private=None if private is None else tuple(_item_text(v) for v in private),
+            roles=a["roles"],
+            public_fraction=a["public_fraction"],
+            seed=0 if a["seed"] is None else a["seed"],
+            method="mmil" if a["method"] is None else a["method"],
+            min_support=0.0 if a["min_support"] is None else a["min_support"],
+            max_itemsets=MAX_ITEMSETS if a["max_itemsets"] is None else a["max_itemsets"],
+            items=a["items"],
+            tid=a["tid"],
+            item=a["item"],
         )
-        plan = plan_hkp(cursors(), tbl, options)
-        return plan.report_sql if report else plan.release_sql
+        return plan_hkp_on(cursors(), a["tbl"], options)
 
-    _replace_function(
-        con,
-        "kanon_plan_hkp",
-        plan_hkp_udf,
-        [
-            "VARCHAR",
-            "DOUBLE",
-            "BIGINT",
-            "BIGINT",
-            "VARCHAR[]",
-            "VARCHAR",
-            "DOUBLE",
-            "UBIGINT",
-            "VARCHAR",
-            "DOUBLE",
-            "VARCHAR",
-            "VARCHAR",
-            "VARCHAR",
-            "BOOLEAN",
-            "BIGINT",
-        ],
-        "VARCHAR",
-    )
+    planners: dict[str, Callable[[str], str]] = {
+        "kanon_plan_check": plan_check_udf,
+        "kanon_plan_classes": plan_classes_udf,
+        "kanon_plan_anonymize": plan_anonymize_udf,
+        "kanon_plan_search": plan_search_udf,
+        "kanon_plan_metrics": plan_metrics_udf,
+        "kanon_plan_hkp": lambda text: plan_hkp("kanon_hkp", text).release_sql,
+        "kanon_plan_hkp_report": lambda text: plan_hkp("kanon_hkp_report", text).report_sql,
+    }
+    for name, planner in planners.items():
+        _replace_function(con, name, _statement(planner), ["VARCHAR"], "VARCHAR")
     read_only = _read_only(con)
     for name, text in sql_bundle():
         if read_only and name == _CONFIG_SQL:

@@ -149,8 +149,8 @@ def _sensitive_hierarchy(
     # The table changed since planning: a value without a leaf stops the query.
     lost = literal(f"a value of sensitive column {sens.name!r} is missing from its hierarchy: ")
     sdict = (
-        f"sdict AS (SELECT d.sv, CASE WHEN v.a0 IS NULL THEN error({lost} || {key}) "
-        "ELSE v.a0 END AS c FROM (SELECT DISTINCT sv FROM hist) d "
+        f"__kanon_sdict AS (SELECT d.sv, CASE WHEN v.a0 IS NULL THEN error({lost} || {key}) "
+        "ELSE v.a0 END AS c FROM (SELECT DISTINCT sv FROM __kanon_hist) d "
         f'LEFT JOIN "__kanon_sv" v ON {key} IS NOT DISTINCT FROM v.k)'
     )
     lists = ", ".join(f"list(a{i} ORDER BY a0)" for i in range(top + 1))
@@ -188,14 +188,14 @@ def plan_check(con: duckdb.DuckDBPyConnection, tbl: str, options: CheckOptions) 
     levels_json: str | None = None
     if sens is None:
         ctes.append(
-            f"cls AS (SELECT {keys}, count(*)::UBIGINT AS n, "
+            f"__kanon_cls AS (SELECT {keys}, count(*)::UBIGINT AS n, "
             "NULL::STRUCT(c UINTEGER, n UBIGINT)[] AS entries "
             f"FROM (SELECT {select} FROM {table.sql}) GROUP BY ALL)"
         )
         ordered = False
     else:
         ctes.append(
-            f"hist AS (SELECT {select}, {ident(sens.name)} AS sv, count(*)::UBIGINT AS n "
+            f"__kanon_hist AS (SELECT {select}, {ident(sens.name)} AS sv, count(*)::UBIGINT AS n "
             f"FROM {table.sql} GROUP BY ALL)"
         )
         if hierarchical:
@@ -204,31 +204,35 @@ def plan_check(con: duckdb.DuckDBPyConnection, tbl: str, options: CheckOptions) 
             ctes.append(sdict)
         else:
             ctes.append(
-                "sdict AS (SELECT sv, (row_number() OVER (ORDER BY sv ASC NULLS LAST) - 1)"
-                "::UINTEGER AS c FROM (SELECT DISTINCT sv FROM hist))"
+                "__kanon_sdict AS (SELECT sv, (row_number() OVER (ORDER BY sv ASC NULLS LAST) - 1)"
+                "::UINTEGER AS c FROM (SELECT DISTINCT sv FROM __kanon_hist))"
             )
-        hist_keys = ", ".join(f"hist.q{i}" for i in range(len(qis)))
+        hist_keys = ", ".join(f"__kanon_hist.q{i}" for i in range(len(qis)))
         ctes.append(
-            f"cls AS (SELECT {hist_keys}, sum(hist.n)::UBIGINT AS n, "
-            "list({'c': sdict.c, 'n': hist.n}) AS entries "
-            "FROM hist JOIN sdict ON hist.sv IS NOT DISTINCT FROM sdict.sv "
+            f"__kanon_cls AS (SELECT {hist_keys}, sum(__kanon_hist.n)::UBIGINT AS n, "
+            "list({'c': __kanon_sdict.c, 'n': __kanon_hist.n}) AS entries "
+            "FROM __kanon_hist JOIN __kanon_sdict "
+            "ON __kanon_hist.sv IS NOT DISTINCT FROM __kanon_sdict.sv "
             f"GROUP BY {hist_keys})"
         )
         ordered = sens.ordered if options.t_distance is None else options.t_distance == "ordered"
     if options.population is None:
-        ctes.append("classes AS (SELECT n, NULL::UBIGINT AS pop, entries FROM cls)")
+        ctes.append("__kanon_classes AS (SELECT n, NULL::UBIGINT AS pop, entries FROM __kanon_cls)")
     else:
-        pop = resolve_table(con, options.population)
-        pop_cols = resolve_columns(pop, [q.name for q in qis], "population")
+        population = resolve_table(con, options.population)
+        pop_cols = resolve_columns(population, [q.name for q in qis], "population")
         pop_select, _ = _keys(pop_cols)
         ctes.append(
-            f"pop AS (SELECT {keys}, count(*)::UBIGINT AS n "
-            f"FROM (SELECT {pop_select} FROM {pop.sql}) GROUP BY ALL)"
+            f"__kanon_pop AS (SELECT {keys}, count(*)::UBIGINT AS n "
+            f"FROM (SELECT {pop_select} FROM {population.sql}) GROUP BY ALL)"
         )
-        on = " AND ".join(f"cls.q{i} IS NOT DISTINCT FROM pop.q{i}" for i in range(len(qis)))
+        on = " AND ".join(
+            f"__kanon_cls.q{i} IS NOT DISTINCT FROM __kanon_pop.q{i}" for i in range(len(qis))
+        )
         ctes.append(
-            "classes AS (SELECT cls.n, coalesce(pop.n, 0)::UBIGINT AS pop, cls.entries "
-            f"FROM cls LEFT JOIN pop ON {on})"
+            "__kanon_classes AS (SELECT __kanon_cls.n, "
+            "coalesce(__kanon_pop.n, 0)::UBIGINT AS pop, __kanon_cls.entries "
+            f"FROM __kanon_cls LEFT JOIN __kanon_pop ON {on})"
         )
     kernel_options = {
         "sensitive": sens is not None,
@@ -243,14 +247,15 @@ def plan_check(con: duckdb.DuckDBPyConnection, tbl: str, options: CheckOptions) 
     if levels_json is None:
         sql = (
             "WITH " + ",\n".join(ctes) + f"\nSELECT unnest(kanon_class_stats({packed}, "
-            f"{options_sql})), {identifying} AS identifying_columns FROM classes"
+            f"{options_sql})), {identifying} AS identifying_columns FROM __kanon_classes"
         )
     else:  # the options carry the hierarchy's levels, read when the query runs
-        ctes.append(f"packed AS (SELECT {packed} AS p FROM classes)")
-        ctes.append(f"opts AS (SELECT json_merge_patch({options_sql}, {levels_json}) AS o)")
+        ctes.append(f"__kanon_packed AS (SELECT {packed} AS p FROM __kanon_classes)")
+        ctes.append(f"__kanon_opts AS (SELECT json_merge_patch({options_sql}, {levels_json}) AS o)")
         sql = (
-            "WITH " + ",\n".join(ctes) + "\nSELECT unnest(kanon_class_stats(packed.p, "
-            f"opts.o::VARCHAR)), {identifying} AS identifying_columns FROM packed, opts"
+            "WITH " + ",\n".join(ctes) + "\nSELECT unnest(kanon_class_stats(__kanon_packed.p, "
+            f"__kanon_opts.o::VARCHAR)), {identifying} AS identifying_columns "
+            "FROM __kanon_packed, __kanon_opts"
         )
     return CheckPlan(sql, tuple(q.name for q in qis), None if sens is None else sens.name)
 
@@ -261,10 +266,10 @@ def plan_classes(con: duckdb.DuckDBPyConnection, tbl: str, qi: tuple[str, ...]) 
     qis = quasi_identifiers(table, qi, configured(con, table) if not qi else [])
     group = ", ".join(ident(c.name) for c in qis)
     return (
-        f"WITH cls AS (SELECT count(*)::UBIGINT AS size FROM {table.sql} GROUP BY {group}), "
-        "hist AS (SELECT size AS class_size, count(*)::UBIGINT AS classes, "
-        "sum(size)::UBIGINT AS rows FROM cls GROUP BY size) "
+        f"WITH __kanon_cls AS (SELECT count(*)::UBIGINT AS size FROM {table.sql} "
+        f"GROUP BY {group}), __kanon_hist AS (SELECT size AS class_size, "
+        "count(*)::UBIGINT AS classes, sum(size)::UBIGINT AS rows FROM __kanon_cls GROUP BY size) "
         "SELECT class_size, classes, rows, rows / sum(rows) OVER () AS share, "
         "sum(rows) OVER (ORDER BY class_size) / sum(rows) OVER () AS cumulative_share "
-        "FROM hist ORDER BY class_size"
+        "FROM __kanon_hist ORDER BY class_size"
     )
