@@ -248,3 +248,29 @@ def test_the_issues_argument_errors(
     text = _sql_error(con, sql)
     assert expected in text, text
     assert "Binder Error" not in text
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "expected"),
+    [
+        ({"k": "3"}, "k must be a positive integer"),
+        ({"k": 3, "seed": -1}, "seed must be an integer in"),
+        ({"k": 3, "method": 5}, "method must be one of"),
+        ({"k": 3, "min_level": [1]}, "min_level must map column names to levels"),
+        ({"k": 3, "qi": [1]}, "qi must be a column name or a list of column names"),
+        ({"k": 3, "identifiers": 5}, "identifiers must be a column name or a list"),
+        ({"k": 3, "keep_undeclared": "yes"}, "keep_undeclared must be true or false"),
+    ],
+)
+def test_python_arguments_of_the_wrong_type_are_named(kwargs: dict, expected: str) -> None:
+    data = pa.table({"age": [30, 31, 32, 40, 41, 42], "x": list("abcdef")})
+    with pytest.raises(InvalidInputError, match=expected.replace("[", r"\[")):
+        kanon.anonymize(data, **{"qi": ["age"], "insensitive": ["x"], **kwargs})
+
+
+def test_a_single_qi_name_is_a_list_of_one() -> None:
+    """``qi="age"`` means the column age, not the columns a, g and e."""
+    data = pa.table({"age": [30, 31, 32, 40, 41, 42], "x": list("abcdef")})
+    out = kanon.anonymize(data, 3, qi="age", insensitive=["x"])  # type: ignore[arg-type]
+    assert out.column("age").to_pylist()[0].startswith("[")
+    assert kanon.check(data, qi="age").k == 1  # type: ignore[arg-type]

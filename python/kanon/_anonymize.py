@@ -160,14 +160,14 @@ class AnonymizeOptions:
             models = replace(models, sensitive=sensitive[0] if models.needs_sensitive else None)
         return cls(
             k=k,
-            qi=tuple(qi or ()),
+            qi=_names("qi", qi),
             seed=0 if seed is None else seed,
             method=method or "forest",
             metric=metric,
             max_suppression=0.0 if max_suppression is None else max_suppression,
             drop_suppressed=bool(drop_suppressed),
-            min_level=tuple((min_level or {}).items()),
-            max_level=tuple((max_level or {}).items()),
+            min_level=_levels("min_level", min_level),
+            max_level=_levels("max_level", max_level),
             models=models,
             labels=labels,
             block_size=block_size,
@@ -299,6 +299,19 @@ def _names(what: str, names: str | list[str] | tuple[str, ...] | None) -> tuple[
     if isinstance(names, list | tuple) and all(isinstance(n, str) for n in names):
         return tuple(names)
     msg = f"{what} must be a column name or a list of column names, got {names!r}"
+    raise InvalidInputError(msg)
+
+
+def _levels(what: str, levels: dict[str, int] | None) -> tuple[tuple[str, int], ...]:
+    """Per-column level bounds: a dict of column name to level (None: none)."""
+    if levels is None:
+        return ()
+    if isinstance(levels, dict) and all(
+        isinstance(c, str) and isinstance(v, int) and not isinstance(v, bool)
+        for c, v in levels.items()
+    ):
+        return tuple(levels.items())
+    msg = f"{what} must map column names to levels, e.g. {{'age': 1}}, got {levels!r}"
     raise InvalidInputError(msg)
 
 

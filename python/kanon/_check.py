@@ -154,7 +154,7 @@ def check(
         if population is not None:
             _, pop_name = stack.enter_context(as_table(population, con_, "population"))
         options = CheckOptions(
-            qi=tuple(qi or ()),
+            qi=(qi,) if isinstance(qi, str) else tuple(qi or ()),
             sensitive=sensitive,
             population=pop_name,
             t_distance=t_distance,

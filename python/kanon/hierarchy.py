@@ -599,43 +599,8 @@ def auto(
     while fanout**depth < n:
         depth += 1
     leaves = _leaves_sql(table, col, typ)
-    first = "CAST(f.v AS VARCHAR)"
-    last = "CAST(l.v AS VARCHAR)"
-    # labels[k] is the value's node k levels below the root (k = 1 … depth - 1).
-    exprs = ["p.v"]
-    exprs += [f"labels[{depth - i}]" for i in range(1, depth)]
-    exprs.append(literal(ROOT))
-    select = f"""
-        WITH RECURSIVE
-        p AS (SELECT v, row_number() OVER (ORDER BY v) - 1 AS pos FROM ({leaves})),
-        t(pos, depth, start, size) AS (
-            SELECT pos, 0, 0, {n} FROM p
-            UNION ALL
-            SELECT pos, depth + 1,
-                   start + (pos - start) // chunk * chunk,
-                   least(chunk, start + size - (start + (pos - start) // chunk * chunk))
-            FROM (SELECT *, CASE WHEN size <= {fanout} THEN 1
-                                 ELSE (size + {fanout - 1}) // {fanout} END AS chunk
-                  FROM t)
-            WHERE depth < {depth - 1}
-        ),
-        nodes AS (SELECT DISTINCT depth, start, size FROM t WHERE depth > 0),
-        lab AS (
-            SELECT nodes.depth, nodes.start,
-                   CASE WHEN nodes.size = 1 THEN '[' || {first} || ']'
-                        ELSE '[' || {first} || '..' || {last} || ']' END AS label
-            FROM nodes JOIN p f ON f.pos = nodes.start
-                       JOIN p l ON l.pos = nodes.start + nodes.size - 1
-        ),
-        paths AS (
-            SELECT t.pos, list(lab.label ORDER BY t.depth) AS labels
-            FROM t JOIN lab ON lab.depth = t.depth AND lab.start = t.start
-            GROUP BY t.pos
-        )
-        SELECT {_level_cols(exprs)}
-        FROM p LEFT JOIN paths ON paths.pos = p.pos
-        ORDER BY 1
-    """
+    first, last = "CAST(f.v AS VARCHAR)", "CAST(l.v AS VARCHAR)"
+    select = _chunk_tree_sql(leaves, depth, fanout, str(n), first, last)
     return _create(con, name, select, table=table, column=column)
 
 
@@ -1105,6 +1070,18 @@ def _ranks_sql(leaves: str, depth: int, typ: str) -> str:
     ``-inf < numbers < inf < NaN``), so every label's range holds its values.
     """
     first, last = value_text("f.v", typ), value_text("l.v", typ)
+    return _chunk_tree_sql(leaves, depth, 2, "(SELECT count(*) FROM p)", first, last)
+
+
+def _chunk_tree_sql(leaves: str, depth: int, fanout: int, n: str, first: str, last: str) -> str:
+    """A balanced tree over the sorted values of ``leaves``: root ``'*'``, then chunks.
+
+    A node of ``s`` values splits into chunks of ``ceil(s / fanout)``, ``depth - 1``
+    times; a node is labelled ``'[first..last]'`` by the texts ``first`` / ``last`` of
+    its least and greatest value (``f.v``, ``l.v``), ``'[first]'`` when it holds one.
+    ``n`` is the number of values (SQL).
+    """
+    # labels[k] is the value's node k levels below the root (k = 1 … depth - 1).
     exprs = ["p.v"]
     exprs += [f"labels[{depth - i}]" for i in range(1, depth)]
     exprs.append(literal(ROOT))
@@ -1112,12 +1089,13 @@ def _ranks_sql(leaves: str, depth: int, typ: str) -> str:
         WITH RECURSIVE
         p AS (SELECT v, row_number() OVER (ORDER BY v) - 1 AS pos FROM ({leaves})),
         t(pos, depth, start, size) AS (
-            SELECT pos, 0, 0, (SELECT count(*) FROM p) FROM p
+            SELECT pos, 0, 0, {n} FROM p
             UNION ALL
             SELECT pos, depth + 1,
                    start + (pos - start) // chunk * chunk,
                    least(chunk, start + size - (start + (pos - start) // chunk * chunk))
-            FROM (SELECT *, CASE WHEN size <= 2 THEN 1 ELSE (size + 1) // 2 END AS chunk
+            FROM (SELECT *, CASE WHEN size <= {fanout} THEN 1
+                                 ELSE (size + {fanout - 1}) // {fanout} END AS chunk
                   FROM t)
             WHERE depth < {depth - 1}
         ),
