@@ -137,6 +137,6 @@ def hkp(
     seed: int = 0,
     method: str = "mmil",
     min_support: float = 0.0,
-    max_itemsets: int = 10_000_000,
+    max_itemsets: int = ...,
 ) -> dict[str, Any]: ...
 def sql_bundle() -> list[tuple[str, str]]: ...
