@@ -14,7 +14,7 @@ kernel entry point of the method (``kanon._core.forest_anonymize``, ...) is wrap
 note when the kernel starts; ``--after`` seconds later a timer thread calls
 ``con.interrupt()``. The table prints the seconds from that call to the exception and
 the exception's class (or the statement's time when it ended before the interrupt).
-Works on older kanon versions too, to compare.
+Run it on an older checkout (with the identifiers and insensitive arguments removed) to compare.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ import kanon
 from kanon import _core
 from kanon.datagen import census
 
+OTHERS = "['occupation', 'income', 'hours_per_week']"
 QI = "['age', 'sex', 'race', 'marital_status', 'education', 'zip', 'birth_date', 'native_country']"
 # The shared data folder next to the checkout, or $KANON_DATA.
 DATA = Path(os.environ.get("KANON_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
@@ -54,7 +55,10 @@ def _statement(method: str) -> str:
         return "SELECT count(*) FROM kanon_hkp('chess', h := 1.0, k := 2, p := 4, private := [])"
     extra = ", labels := 'range'" if method == "forest_range" else ""
     name = "forest" if method == "forest_range" else method
-    return f"SELECT count(*) FROM kanon('census', k := 5, qi := {QI}, method := '{name}'{extra})"
+    return (
+        f"SELECT count(*) FROM kanon('census', k := 5, qi := {QI}, method := '{name}'"
+        f", identifiers := ['person_id', 'name'], insensitive := {OTHERS}{extra})"
+    )
 
 
 def _measure(con: duckdb.DuckDBPyConnection, method: str, after: float) -> tuple[str, str]:

@@ -405,7 +405,14 @@ def build_data(db: Path, rows: int, seed: int) -> dict[str, str]:
         kanon.install(con)
         census(con, TABLE, rows=rows, seed=seed)
         hierarchies = build_census_hierarchies(con, TABLE)
-        kanon.configure(con, TABLE, qi={c: hierarchies[c] for c in QI}, identifiers=IDENTIFIERS)
+        kanon.configure(
+            con,
+            TABLE,
+            qi={c: hierarchies[c] for c in QI},
+            identifiers=IDENTIFIERS,
+            sensitive=[c for c, r in CENSUS_ROLES.items() if r == "sensitive"],
+            insensitive=[c for c, r in CENSUS_ROLES.items() if r == "insensitive"],
+        )
         con.execute("CHECKPOINT")
     return hierarchies
 
