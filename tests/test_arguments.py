@@ -7,6 +7,7 @@ tables the SQL functions cannot see, non-finite weights, too many quasi-identifi
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -274,3 +275,28 @@ def test_a_single_qi_name_is_a_list_of_one() -> None:
     out = kanon.anonymize(data, 3, qi="age", insensitive=["x"])  # type: ignore[arg-type]
     assert out.column("age").to_pylist()[0].startswith("[")
     assert kanon.check(data, qi="age").k == 1  # type: ignore[arg-type]
+
+
+def _python_calls(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    return {
+        "qi": lambda: kanon.check("t", 5, con=con),
+        "sensitive": lambda: kanon.check("t", ["age"], 5, con=con),
+        "risk_threshold": lambda: kanon.check("t", ["age"], con=con, risk_threshold="x"),
+        "qi ": lambda: kanon.classes("t", 5, con=con),
+        "private": lambda: kanon.hkp("t", h=0.5, k=2, p=2, con=con, private=5),
+        "qi  ": lambda: kanon.configure(con, "t", qi=5),
+        "identifiers": lambda: kanon.configure(con, "t", qi=["age"], identifiers=5),
+        "name": lambda: kanon.to_sql(con, 5, "postgres"),
+    }
+
+
+@pytest.mark.parametrize(
+    "param",
+    ["qi", "sensitive", "risk_threshold", "qi ", "private", "qi  ", "identifiers", "name"],
+)
+def test_python_functions_name_a_wrongly_typed_argument(
+    con: duckdb.DuckDBPyConnection, param: str
+) -> None:
+    con.execute(f"CREATE TABLE t AS {TABLE}")
+    with pytest.raises(InvalidInputError, match=f"{param.strip()} must be"):
+        _python_calls(con)[param]()

@@ -244,9 +244,9 @@ def test_unknown_view_is_a_config_error(name: str) -> None:
 
 def test_name_and_dialect_must_be_strings() -> None:
     con = duckdb.connect()
-    with pytest.raises(TypeError, match="name"):
+    with pytest.raises(InvalidInputError, match="name"):
         kanon.to_sql(con, 1)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="dialect"):
+    with pytest.raises(InvalidInputError, match="dialect"):
         kanon.to_sql(con, "v", None)  # type: ignore[arg-type]
 
 

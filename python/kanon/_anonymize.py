@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from kanon._arguments import column_names
 from kanon._catalog import (
     INT_TYPES,
     Column,
@@ -149,7 +150,7 @@ class AnonymizeOptions:
         l-diversity or t-closeness (which protect one) need exactly one.
         """
         models = models or PrivacyModels()
-        sensitive = _names("sensitive", models.sensitive)
+        sensitive = column_names("sensitive", models.sensitive)
         if models.sensitive is not None:
             if models.needs_sensitive and len(sensitive) != 1:
                 msg = (
@@ -160,7 +161,7 @@ class AnonymizeOptions:
             models = replace(models, sensitive=sensitive[0] if models.needs_sensitive else None)
         return cls(
             k=k,
-            qi=_names("qi", qi),
+            qi=column_names("qi", qi),
             seed=0 if seed is None else seed,
             method=method or "forest",
             metric=metric,
@@ -172,9 +173,9 @@ class AnonymizeOptions:
             labels=labels,
             block_size=block_size,
             effort=effort,
-            identifiers=_names("identifiers", identifiers),
+            identifiers=column_names("identifiers", identifiers),
             sensitive=sensitive,
-            insensitive=_names("insensitive", insensitive),
+            insensitive=column_names("insensitive", insensitive),
             keep_undeclared=_flag("keep_undeclared", keep_undeclared),
         )
 
@@ -288,18 +289,6 @@ class AnonymizeOptions:
             if "max_suppression" in given:
                 msg += " and suppresses what its rules leave below k (no limit)"
             raise InvalidInputError(msg)
-
-
-def _names(what: str, names: str | list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
-    """Column names of a role argument: a name or a list of names (None: none)."""
-    if names is None:
-        return ()
-    if isinstance(names, str):
-        return (names,)
-    if isinstance(names, list | tuple) and all(isinstance(n, str) for n in names):
-        return tuple(names)
-    msg = f"{what} must be a column name or a list of column names, got {names!r}"
-    raise InvalidInputError(msg)
 
 
 def _levels(what: str, levels: dict[str, int] | None) -> tuple[tuple[str, int], ...]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from kanon.exceptions import InvalidInputError
 
-__all__ = ["MACRO_ARGUMENTS", "parse"]
+__all__ = ["MACRO_ARGUMENTS", "column_names", "parse"]
 
 #: What each kind of parameter accepts, as said in errors.
 _ACCEPTS = {
@@ -150,3 +150,19 @@ def parse(call: str, text: str | None) -> dict[str, Any]:
             msg = f"{call}(...): {name} must be {_ACCEPTS[kind]}, got {_shown(value)}"
             raise InvalidInputError(msg)
     return {name: values.get(name) for name in kinds}
+
+
+def column_names(what: str, value: object) -> tuple[str, ...]:
+    """Column names given to a Python function: a name or a list of names (None: none).
+
+    Raises:
+        InvalidInputError: anything else, naming the parameter.
+    """
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list | tuple) and all(isinstance(n, str) for n in value):
+        return tuple(value)
+    msg = f"{what} must be a column name or a list of column names, got {value!r}"
+    raise InvalidInputError(msg)

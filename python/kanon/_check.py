@@ -6,6 +6,7 @@ from contextlib import ExitStack
 from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any
 
+from kanon._arguments import column_names
 from kanon._inputs import Data, as_table
 from kanon._plan import CheckOptions, plan_check, plan_classes
 
@@ -154,7 +155,7 @@ def check(
         if population is not None:
             _, pop_name = stack.enter_context(as_table(population, con_, "population"))
         options = CheckOptions(
-            qi=(qi,) if isinstance(qi, str) else tuple(qi or ()),
+            qi=column_names("qi", qi),
             sensitive=sensitive,
             population=pop_name,
             t_distance=t_distance,
@@ -192,4 +193,4 @@ def classes(
         Columns ``class_size``, ``classes``, ``rows``, ``share``, ``cumulative_share``.
     """
     with as_table(data, con) as (con_, name):
-        return con_.sql(plan_classes(con_, name, tuple(qi or ()))).to_arrow_table()
+        return con_.sql(plan_classes(con_, name, column_names("qi", qi))).to_arrow_table()

@@ -6,6 +6,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from kanon import hierarchy
+from kanon._arguments import column_names
 from kanon._catalog import (
     canonical_key,
     config_keys,
@@ -93,13 +94,19 @@ def configure(
         (2,)
     """
     resolved = resolve_table(con, table)
-    qi_map = dict.fromkeys(qi) if isinstance(qi, list) else dict(qi or {})
+    if isinstance(qi, dict):
+        if not all(isinstance(c, str) and (h is None or isinstance(h, str)) for c, h in qi.items()):
+            msg = f"qi must map column names to hierarchy table names (or None), got {qi!r}"
+            raise ConfigError(msg)
+        qi_map = dict(qi)
+    else:
+        qi_map = dict.fromkeys(column_names("qi", qi))
     roles: dict[str, str] = {}
     for role, names in (
         ("qi", list(qi_map)),
-        ("identifier", identifiers or []),
-        ("sensitive", sensitive or []),
-        ("insensitive", insensitive or []),
+        ("identifier", column_names("identifiers", identifiers)),
+        ("sensitive", column_names("sensitive", sensitive)),
+        ("insensitive", column_names("insensitive", insensitive)),
     ):
         for col in resolve_columns(resolved, list(names), role):
             if col.name in roles:

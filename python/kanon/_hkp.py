@@ -663,6 +663,16 @@ def _fetch(con: duckdb.DuckDBPyConnection, sql: str) -> list[Any]:
         raise
 
 
+def _private_items(private: object) -> tuple[str | None, ...] | None:
+    """``private`` of :func:`hkp`: a list of items (as text), or None."""
+    if private is None:
+        return None
+    if isinstance(private, str) or not isinstance(private, list | tuple | set | frozenset):
+        msg = f"private must be a list of items, e.g. [3, 4] or ['milk'], got {private!r}"
+        raise InvalidInputError(msg)
+    return tuple(None if v is None else str(v) for v in private)
+
+
 def hkp(
     data: Data,
     h: float,
@@ -748,7 +758,7 @@ def hkp(
         h=h,
         k=k,
         p=p,
-        private=None if private is None else tuple(None if v is None else str(v) for v in private),
+        private=_private_items(private),
         roles=roles,
         public_fraction=public_fraction,
         seed=seed,

@@ -41,6 +41,20 @@ class CheckOptions:
 
     def validate(self) -> None:
         """Reject out-of-range arguments with a message naming the parameter."""
+        for what, value in (("sensitive", self.sensitive), ("population", self.population)):
+            if value is not None and not isinstance(value, str):
+                msg = f"{what} must be a name (a string), got {value!r}"
+                raise InvalidInputError(msg)
+        for what, number in (
+            ("recursive_l", self.recursive_l),
+            ("recursive_c", self.recursive_c),
+            ("risk_threshold", self.risk_threshold),
+        ):
+            if number is not None and (
+                isinstance(number, bool) or not isinstance(number, int | float)
+            ):
+                msg = f"{what} must be a number, got {number!r}"
+                raise InvalidInputError(msg)
         if self.t_distance is not None and self.t_distance not in T_DISTANCES:
             msg = (
                 f"t_distance must be one of {', '.join(map(repr, T_DISTANCES))}, "

@@ -94,10 +94,10 @@ def to_sql(con: duckdb.DuckDBPyConnection, name: str, dialect: str = "postgres")
     """
     if not isinstance(name, str):
         msg = f"name must be a string, got {type(name).__name__}"
-        raise TypeError(msg)
+        raise InvalidInputError(msg)
     if not isinstance(dialect, str):
         msg = f"dialect must be a string, got {type(dialect).__name__}"
-        raise TypeError(msg)
+        raise InvalidInputError(msg)
     if dialect not in DIALECTS:
         allowed = ", ".join(repr(d) for d in DIALECTS)
         msg = f"dialect must be one of {allowed}, got {dialect!r}"
