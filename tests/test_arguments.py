@@ -300,3 +300,12 @@ def test_python_functions_name_a_wrongly_typed_argument(
     con.execute(f"CREATE TABLE t AS {TABLE}")
     with pytest.raises(InvalidInputError, match=f"{param.strip()} must be"):
         _python_calls(con)[param]()
+
+
+def test_install_refuses_a_users_table_named_like_the_config_table() -> None:
+    con = duckdb.connect()
+    con.execute("CREATE TABLE kanon_columns (mine INTEGER)")
+    con.execute("INSERT INTO kanon_columns VALUES (42)")
+    with pytest.raises(ConfigError, match="not kanon's configuration table"):
+        kanon.install(con)
+    assert con.execute("SELECT * FROM kanon_columns").fetchall() == [(42,)]

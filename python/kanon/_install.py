@@ -50,6 +50,10 @@ if TYPE_CHECKING:
 
 __all__ = ["install", "install_kernels", "sql_bundle"]
 
+#: The columns of the config table ``kanon_columns``.
+_CONFIG_COLUMNS = frozenset(
+    {"table_name", "column_name", "role", "hierarchy", "weight", "priority"}
+)
 #: The shipped SQL file that creates the persistent config table (skipped read-only).
 _CONFIG_SQL = "010_kanon_config.sql"
 
@@ -410,4 +414,25 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         if read_only and name == _CONFIG_SQL:
             continue  # persistent tables: nothing may be written
         con.execute(text)
+    _check_config_table(con)
     return con
+
+
+def _check_config_table(con: duckdb.DuckDBPyConnection) -> None:
+    """Refuse a ``kanon_columns`` of the user's that is not kanon's configuration table.
+
+    ``CREATE TABLE IF NOT EXISTS`` keeps an existing table of that name; kanon would
+    otherwise read and write the user's rows as its configuration.
+    """
+    rows = con.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'kanon_columns' "
+        "AND table_catalog = current_database() AND table_schema = current_schema()"
+    ).fetchall()
+    found = {str(r[0]) for r in rows}
+    if found and not found >= _CONFIG_COLUMNS:
+        msg = (
+            f"a table kanon_columns exists with columns {sorted(found)}, which is not kanon's "
+            f"configuration table (columns {sorted(_CONFIG_COLUMNS)}); kanon does not "
+            "replace it: rename it, then run kanon.install again"
+        )
+        raise ConfigError(msg)
