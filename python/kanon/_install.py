@@ -73,24 +73,18 @@ def _item_text(value: str | float) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def _statement(plan: Callable[[str], str]) -> Callable[[str], str]:
-    """A planner UDF: each call starts a statement (forgetting an earlier interrupt)."""
+def _planner(plan: Callable[[str], str]) -> Callable[[str], str]:
+    """A planner UDF: a call starts a statement, and an unknown table's error says why.
+
+    Starting a statement forgets an earlier interrupt; the planner's cursor sees committed
+    tables only.
+    """
 
     @functools.wraps(plan)
     def planner(text: str) -> str:
         _statement_starts()
-        return plan(text)
-
-    return planner
-
-
-def _committed_tables_only(plan: Callable[..., str]) -> Callable[..., str]:
-    """A planner UDF, whose cursor sees committed tables only: say so when one is unknown."""
-
-    @functools.wraps(plan)
-    def planner(*args: Any) -> str:
         try:
-            return plan(*args)
+            return plan(text)
         except UnknownTableError as err:
             msg = (
                 f"{err}. kanon's SQL functions read tables through a connection of their "
@@ -103,6 +97,21 @@ def _committed_tables_only(plan: Callable[..., str]) -> Callable[..., str]:
             raise ConfigError(msg) from None
 
     return planner
+
+
+def _required_k(call: str, a: dict[str, Any]) -> int:
+    """The ``k`` of a macro that needs it."""
+    if a["k"] is None:
+        msg = f"{call}(...) needs k, the smallest class size: {call}('table', k := 5)"
+        raise InvalidInputError(msg)
+    k: int = a["k"]
+    return k
+
+
+def _search_options(a: dict[str, Any]) -> dict[str, Any]:
+    """The keywords of ``AnonymizeOptions.of`` shared by ``kanon`` and ``kanon_search``."""
+    shared = ("metric", "max_suppression", "drop_suppressed", "min_level", "max_level")
+    return {name: a[name] for name in shared} | {"models": _models(a)}
 
 
 def _replace_function(
@@ -121,8 +130,6 @@ def _replace_function(
     registered first is kept: its body is the same, and replacing a function while
     another thread runs it is unsafe.
     """
-    if name.startswith("kanon_plan_"):
-        function = _committed_tables_only(function)
     try:
         con.create_function(
             name,
@@ -323,20 +330,12 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
 
     def plan_anonymize_udf(text: str) -> str:
         a = parse("kanon", text)
-        if a["k"] is None:
-            msg = "kanon(...) needs k, the smallest class size: kanon('table', k := 5)"
-            raise InvalidInputError(msg)
         options = AnonymizeOptions.of(
-            a["k"],
+            _required_k("kanon", a),
             a["qi"],
             seed=a["seed"],
             method=a["method"],
-            metric=a["metric"],
-            max_suppression=a["max_suppression"],
-            drop_suppressed=a["drop_suppressed"],
-            min_level=a["min_level"],
-            max_level=a["max_level"],
-            models=_models(a),
+            **_search_options(a),
             labels=a["labels"],
             block_size=a["block_size"],
             effort=a["effort"],
@@ -349,19 +348,11 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
 
     def plan_search_udf(text: str) -> str:
         a = parse("kanon_search", text)
-        if a["k"] is None:
-            msg = "kanon_search(...) needs k, the smallest class size"
-            raise InvalidInputError(msg)
         options = AnonymizeOptions.of(
-            a["k"],
+            _required_k("kanon_search", a),
             a["qi"],
             method=a["method"] or "optimal",
-            metric=a["metric"],
-            max_suppression=a["max_suppression"],
-            drop_suppressed=a["drop_suppressed"],
-            min_level=a["min_level"],
-            max_level=a["max_level"],
-            models=_models(a),
+            **_search_options(a),
         )
         cursor = cursors()
         plan = plan_anonymize(cursor, a["tbl"], options, check_values=False, check_undeclared=False)
@@ -408,7 +399,7 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         "kanon_plan_hkp_report": lambda text: plan_hkp("kanon_hkp_report", text).report_sql,
     }
     for name, planner in planners.items():
-        _replace_function(con, name, _statement(planner), ["VARCHAR"], "VARCHAR")
+        _replace_function(con, name, _planner(planner), ["VARCHAR"], "VARCHAR")
     read_only = _read_only(con)
     for name, text in sql_bundle():
         if read_only and name == _CONFIG_SQL:

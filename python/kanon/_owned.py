@@ -47,7 +47,11 @@ def _existing(con: duckdb.DuckDBPyConnection, names: list[str]) -> dict[str, str
         "OR table_catalog = 'temp')",
         [names],
     ).fetchall()
-    return {str(n): str(kind) for n, kind in rows}
+    kinds: dict[str, str] = {}
+    for n, kind in rows:  # a temporary object shadows a persistent one of its name
+        if kinds.get(str(n)) != "TEMP":
+            kinds[str(n)] = str(kind)
+    return kinds
 
 
 def read_meta(con: duckdb.DuckDBPyConnection, name: str) -> dict[str, Any] | None:
