@@ -14,13 +14,14 @@ import pyarrow as pa
 import pytest
 
 import kanon
-from kanon._arguments import MACRO_ARGUMENTS
 from kanon._catalog import MAX_QIS
+from kanon._options import MACROS
 from kanon.exceptions import ConfigError, InvalidInputError
 
 TABLE = (
     "SELECT i % 7 AS age, (i % 3)::VARCHAR AS zz, [i % 4, 5]::INT[] AS basket FROM range(60) r(i)"
 )
+MACRO_ARGUMENTS = {name: macro.kinds() for name, macro in MACROS.items()}
 CALLS = {
     "kanon": "SELECT * FROM kanon('{t}', k := 4, qi := ['age'])",
     "kanon_check": "SELECT * FROM kanon_check('{t}', qi := ['age'])",
@@ -256,17 +257,20 @@ def test_the_issues_argument_errors(
     [
         ({"k": "3"}, "k must be a positive integer"),
         ({"k": 3, "seed": -1}, "seed must be an integer in"),
-        ({"k": 3, "method": 5}, "method must be one of"),
-        ({"k": 3, "min_level": [1]}, "min_level must map column names to levels"),
+        ({"k": 3, "method": 5}, "anonymize(): method must be a string, got 5"),
+        ({"k": 3, "method": "fast"}, "method must be one of"),
+        ({"k": 3, "min_level": [1]}, "min_level must be a map of column name to level"),
         ({"k": 3, "qi": [1]}, "qi must be a column name or a list of column names"),
-        ({"k": 3, "identifiers": 5}, "identifiers must be a column name or a list"),
-        ({"k": 3, "keep_undeclared": "yes"}, "keep_undeclared must be true or false"),
+        ({"k": 3, "identifiers": 5}, "identifiers must be a list of column names"),
+        ({"k": 3, "keep_undeclared": "yes"}, "keep_undeclared must be TRUE or FALSE"),
+        ({"k": 3, "sed": 1}, "anonymize() got unknown keyword(s) sed; it takes method,"),
     ],
 )
 def test_python_arguments_of_the_wrong_type_are_named(kwargs: dict, expected: str) -> None:
     data = pa.table({"age": [30, 31, 32, 40, 41, 42], "x": list("abcdef")})
-    with pytest.raises(InvalidInputError, match=expected.replace("[", r"\[")):
+    with pytest.raises(InvalidInputError) as info:
         kanon.anonymize(data, **{"qi": ["age"], "insensitive": ["x"], **kwargs})
+    assert expected in str(info.value)
 
 
 def test_a_single_qi_name_is_a_list_of_one() -> None:

@@ -304,7 +304,7 @@ def _write_csv(path: Path) -> None:
     duckdb.execute(
         "COPY (SELECT 'person ' || i AS name, 20 + i % 40 AS age, 'd' || (i % 4) AS dx "
         f"FROM range({ROWS}) r(i)) TO '{path}' (FORMAT csv, HEADER)"
-    )
+    ).fetchall()
 
 
 def test_cli_declares_roles(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -323,8 +323,8 @@ def test_cli_declares_roles(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert {r[1] for r in rows} == {"d0", "d1", "d2", "d3"}
     assert cli.main([*base, "--insensitive", "name,dx"]) == 0
     assert cli.main([*base, "--keep-undeclared"]) == 0
-    names = duckdb.execute(f"SELECT count(DISTINCT name) FROM '{out}'").fetchone()
-    assert names == (ROWS,)
+    names = duckdb.execute(f"SELECT count(DISTINCT name) FROM '{out}'").fetchall()
+    assert names == [(ROWS,)]
     capsys.readouterr()
     assert cli.main(["check", str(src), "--qi", "age", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)

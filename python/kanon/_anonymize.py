@@ -22,10 +22,9 @@ The generated SQL, step by step (all CTEs of one statement):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
-from kanon._arguments import column_names
 from kanon._catalog import (
     INT_TYPES,
     Column,
@@ -36,6 +35,7 @@ from kanon._catalog import (
     resolve_table,
 )
 from kanon._models import PrivacyModels, ResolvedModels, population_table, resolve_models
+from kanon._options import column_names, defaults
 from kanon._roles import identifying_columns, refuse_identifying, resolve_roles
 from kanon._sql import ident, literal
 from kanon.exceptions import ConfigError, HierarchyError, InvalidInputError
@@ -50,7 +50,7 @@ from kanon.hierarchy import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     import duckdb
 
@@ -93,63 +93,45 @@ OPTIMAL_METRICS = ("loss", "height", "nue", "nue_nonmonotonic", "dm", "dm_star",
 
 @dataclass(frozen=True)
 class AnonymizeOptions:
-    """Arguments of an anonymization besides the table.
+    """Arguments of an anonymization besides the table: the planner's view of the options.
 
-    ``metric``, ``max_suppression``, ``drop_suppressed``, ``min_level`` and
-    ``max_level`` (pairs of column and level) apply to ``method='optimal'``;
-    ``drop_suppressed`` to ``'datafly'`` and ``'mu_argus'`` too, and
-    ``max_suppression`` to ``'datafly'`` (0: Sweeney's rule, at most k rows).
-    ``identifiers``, ``sensitive`` and ``insensitive`` declare column roles for the call
-    (over the configuration, see ``kanon._roles``); ``keep_undeclared`` releases columns
-    without a role unchanged even when their values single out rows.
+    Each field is the declared option of its name (``kanon._options``, where the
+    options, their types, defaults and the methods they apply to are declared);
+    ``models`` gathers the privacy models, and ``given`` holds every option as declared.
+    A test checks that every field here is a declared option.
     """
 
     k: int
-    qi: tuple[str, ...] = ()
-    seed: int = 0
-    method: str = "forest"
-    metric: str | None = None
-    max_suppression: float = 0.0
-    drop_suppressed: bool = False
-    min_level: tuple[tuple[str, int], ...] = ()
-    max_level: tuple[tuple[str, int], ...] = ()
-    models: PrivacyModels = field(default_factory=PrivacyModels)
-    labels: str | None = None
-    block_size: int | None = None
-    effort: str | None = None
-    identifiers: tuple[str, ...] = ()
-    sensitive: tuple[str, ...] = ()
-    insensitive: tuple[str, ...] = ()
-    keep_undeclared: bool = False
+    qi: tuple[str, ...]
+    seed: int
+    method: str
+    metric: str | None
+    max_suppression: float
+    drop_suppressed: bool
+    min_level: tuple[tuple[str, int], ...]
+    max_level: tuple[tuple[str, int], ...]
+    models: PrivacyModels
+    labels: str | None
+    block_size: int | None
+    effort: str | None
+    identifiers: tuple[str, ...]
+    sensitive: tuple[str, ...]
+    insensitive: tuple[str, ...]
+    keep_undeclared: bool
+    #: Every declared option of the call (``kanon._options``), defaults filled in.
+    given: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def of(
-        cls,
-        k: int,
-        qi: list[str] | None = None,
-        *,
-        seed: int | None = 0,
-        method: str | None = "forest",
-        metric: str | None = None,
-        max_suppression: float | None = 0.0,
-        drop_suppressed: bool | None = False,
-        min_level: dict[str, int] | None = None,
-        max_level: dict[str, int] | None = None,
-        models: PrivacyModels | None = None,
-        labels: str | None = None,
-        block_size: int | None = None,
-        effort: str | None = None,
-        identifiers: list[str] | None = None,
-        insensitive: list[str] | None = None,
-        keep_undeclared: bool | None = False,
-    ) -> AnonymizeOptions:
-        """Return the options of one call from Python or SQL.
+    def of(cls, k: int, qi: list[str] | None, values: Mapping[str, Any]) -> AnonymizeOptions:
+        """Return the options of one call: ``values`` as completed by ``kanon._options``.
 
-        ``None`` means the default, and the level bounds come as dicts. The models'
-        ``sensitive`` may list several columns: all are declared sensitive, and
-        l-diversity or t-closeness (which protect one) need exactly one.
+        The fields below are the planner's view of the options of the same name (lists
+        as tuples, level maps as pairs). The models' ``sensitive`` may list several
+        columns: all are declared sensitive, and l-diversity or t-closeness (which
+        protect one) need exactly one.
         """
-        models = models or PrivacyModels()
+        values = {**defaults("kanon"), **values}
+        models = PrivacyModels(**{n: values[n] for n in PrivacyModels.__dataclass_fields__})
         sensitive = column_names("sensitive", models.sensitive)
         if models.sensitive is not None:
             if models.needs_sensitive and len(sensitive) != 1:
@@ -159,24 +141,15 @@ class AnonymizeOptions:
                 )
                 raise InvalidInputError(msg)
             models = replace(models, sensitive=sensitive[0] if models.needs_sensitive else None)
+        own = {"k", "qi", "models", "sensitive", "given"}
+        planned = {f.name: _planned(values[f.name]) for f in fields(cls) if f.name not in own}
         return cls(
             k=k,
             qi=column_names("qi", qi),
-            seed=0 if seed is None else seed,
-            method=method or "forest",
-            metric=metric,
-            max_suppression=0.0 if max_suppression is None else max_suppression,
-            drop_suppressed=bool(drop_suppressed),
-            min_level=_levels("min_level", min_level),
-            max_level=_levels("max_level", max_level),
             models=models,
-            labels=labels,
-            block_size=block_size,
-            effort=effort,
-            identifiers=column_names("identifiers", identifiers),
             sensitive=sensitive,
-            insensitive=column_names("insensitive", insensitive),
-            keep_undeclared=_flag("keep_undeclared", keep_undeclared),
+            given=dict(values),
+            **planned,
         )
 
     def validate(self) -> None:
@@ -291,26 +264,12 @@ class AnonymizeOptions:
             raise InvalidInputError(msg)
 
 
-def _levels(what: str, levels: dict[str, int] | None) -> tuple[tuple[str, int], ...]:
-    """Per-column level bounds: a dict of column name to level (None: none)."""
-    if levels is None:
-        return ()
-    if isinstance(levels, dict) and all(
-        isinstance(c, str) and isinstance(v, int) and not isinstance(v, bool)
-        for c, v in levels.items()
-    ):
-        return tuple(levels.items())
-    msg = f"{what} must map column names to levels, e.g. {{'age': 1}}, got {levels!r}"
-    raise InvalidInputError(msg)
-
-
-def _flag(what: str, value: bool | None) -> bool:
-    """A boolean argument (None: false)."""
-    if value is None:
-        return False
-    if not isinstance(value, bool):
-        msg = f"{what} must be true or false, got {value!r}"
-        raise InvalidInputError(msg)
+def _planned(value: Any) -> Any:
+    """An option's value as the planner holds it: lists as tuples, maps as pairs."""
+    if isinstance(value, list):
+        return tuple(value)
+    if isinstance(value, dict):
+        return tuple(value.items())
     return value
 
 

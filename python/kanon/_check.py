@@ -6,8 +6,8 @@ from contextlib import ExitStack
 from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any
 
-from kanon._arguments import column_names
 from kanon._inputs import Data, as_table
+from kanon._options import column_names
 from kanon._plan import CheckOptions, plan_check, plan_classes
 
 if TYPE_CHECKING:

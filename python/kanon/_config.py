@@ -6,7 +6,6 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from kanon import hierarchy
-from kanon._arguments import column_names
 from kanon._catalog import (
     canonical_key,
     config_keys,
@@ -15,6 +14,7 @@ from kanon._catalog import (
     resolve_table,
 )
 from kanon._install import install
+from kanon._options import column_names
 from kanon.exceptions import ConfigError
 
 if TYPE_CHECKING:

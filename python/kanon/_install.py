@@ -13,20 +13,18 @@ from duckdb import func
 
 from kanon import _core
 from kanon._anonymize import AnonymizeOptions, plan_anonymize
-from kanon._arguments import parse
 from kanon._catalog import UnknownTableError
 from kanon._hkp import (
     HKP_RUN_SQL_PARAMS,
     HKP_RUN_SQL_TYPE,
-    MAX_ITEMSETS,
     HkpOptions,
     HkpPlan,
     hkp_run,
 )
 from kanon._hkp import plan_hkp as plan_hkp_on
 from kanon._metrics import plan_metrics
-from kanon._models import PrivacyModels
 from kanon._optimal import search_sql
+from kanon._options import MACROS, macro_sql, parse
 from kanon._plan import CheckOptions, plan_check, plan_classes
 from kanon._udf import (
     CLASSES_SQL_TYPE,
@@ -61,11 +59,6 @@ _CONFIG_SQL = "010_kanon_config.sql"
 def sql_bundle() -> list[tuple[str, str]]:
     """The SQL files shipped in the extension, in load order, as ``(name, text)``."""
     return list(_core.sql_bundle())
-
-
-def _models(a: dict[str, Any]) -> PrivacyModels:
-    """The privacy models among a macro's arguments."""
-    return PrivacyModels(**{name: a[name] for name in PrivacyModels.__dataclass_fields__})
 
 
 def _item_text(value: str | float) -> str:
@@ -106,12 +99,6 @@ def _required_k(call: str, a: dict[str, Any]) -> int:
         raise InvalidInputError(msg)
     k: int = a["k"]
     return k
-
-
-def _search_options(a: dict[str, Any]) -> dict[str, Any]:
-    """The keywords of ``AnonymizeOptions.of`` shared by ``kanon`` and ``kanon_search``."""
-    shared = ("metric", "max_suppression", "drop_suppressed", "min_level", "max_level")
-    return {name: a[name] for name in shared} | {"models": _models(a)}
 
 
 def _replace_function(
@@ -322,7 +309,7 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
             t_distance=a["t_distance"],
             recursive_l=a["recursive_l"],
             recursive_c=a["recursive_c"],
-            risk_threshold=0.2 if a["risk_threshold"] is None else a["risk_threshold"],
+            risk_threshold=a["risk_threshold"],
             identifiers=tuple(a["identifiers"] or ()),
             insensitive=tuple(a["insensitive"] or ()),
         )
@@ -330,30 +317,13 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
 
     def plan_anonymize_udf(text: str) -> str:
         a = parse("kanon", text)
-        options = AnonymizeOptions.of(
-            _required_k("kanon", a),
-            a["qi"],
-            seed=a["seed"],
-            method=a["method"],
-            **_search_options(a),
-            labels=a["labels"],
-            block_size=a["block_size"],
-            effort=a["effort"],
-            identifiers=a["identifiers"],
-            insensitive=a["insensitive"],
-            keep_undeclared=a["keep_undeclared"],
-        )
+        options = AnonymizeOptions.of(_required_k("kanon", a), a["qi"], a)
         # The values are checked as the SQL runs: DuckDB binds this call twice.
         return plan_anonymize(cursors(), a["tbl"], options, check_values=False).sql
 
     def plan_search_udf(text: str) -> str:
         a = parse("kanon_search", text)
-        options = AnonymizeOptions.of(
-            _required_k("kanon_search", a),
-            a["qi"],
-            method=a["method"] or "optimal",
-            **_search_options(a),
-        )
+        options = AnonymizeOptions.of(_required_k("kanon_search", a), a["qi"], a)
         cursor = cursors()
         plan = plan_anonymize(cursor, a["tbl"], options, check_values=False, check_undeclared=False)
         return search_sql(plan, options)
@@ -379,10 +349,10 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
             private=None if private is None else tuple(_item_text(v) for v in private),
             roles=a["roles"],
             public_fraction=a["public_fraction"],
-            seed=0 if a["seed"] is None else a["seed"],
-            method="mmil" if a["method"] is None else a["method"],
-            min_support=0.0 if a["min_support"] is None else a["min_support"],
-            max_itemsets=MAX_ITEMSETS if a["max_itemsets"] is None else a["max_itemsets"],
+            seed=a["seed"],
+            method=a["method"],
+            min_support=a["min_support"],
+            max_itemsets=a["max_itemsets"],
             items=a["items"],
             tid=a["tid"],
             item=a["item"],
@@ -405,6 +375,8 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         if read_only and name == _CONFIG_SQL:
             continue  # persistent tables: nothing may be written
         con.execute(text)
+    for macro in MACROS.values():
+        con.execute(macro_sql(macro))
     _check_config_table(con)
     return con
 

@@ -32,7 +32,7 @@ from kanon._anonymize import AnonymizeOptions, hierarchy_select, plan_anonymize
 from kanon._arrow import from_bytes
 from kanon._catalog import Table, check_view_name, resolve_table
 from kanon._install import install_kernels
-from kanon._models import ModelKeywords, PrivacyModels
+from kanon._options import AnonymizeKeywords, keywords
 from kanon._owned import claim, drop_stale, helper, read_meta, temp_name
 from kanon._portable_view import materialize_global
 from kanon._sql import ident, literal
@@ -123,18 +123,7 @@ def materialize(
     k: int,
     name: str,
     qi: list[str] | None = None,
-    *,
-    seed: int = 0,
-    method: str = "forest",
-    metric: str | None = None,
-    max_suppression: float = 0.0,
-    drop_suppressed: bool = False,
-    min_level: dict[str, int] | None = None,
-    max_level: dict[str, int] | None = None,
-    identifiers: list[str] | None = None,
-    insensitive: list[str] | None = None,
-    keep_undeclared: bool = False,
-    **models: Unpack[ModelKeywords],
+    **options: Unpack[AnonymizeKeywords],
 ) -> str:
     """Store a k-anonymous release of ``table`` and expose it as the plain SQL view ``name``.
 
@@ -150,17 +139,9 @@ def materialize(
         k: the smallest class size.
         name: the view to create (replaced if it is a view).
         qi: quasi-identifier columns (default: those configured for the table).
-        seed: as :func:`kanon.anonymize`.
-        method: ``"forest"`` or ``"optimal"``.
-        metric: as :func:`kanon.explain` (``"optimal"`` only).
-        max_suppression: as :func:`kanon.explain` (``"optimal"`` only).
-        drop_suppressed: as :func:`kanon.explain` (``"optimal"`` only).
-        min_level: as :func:`kanon.explain` (``"optimal"`` only).
-        max_level: as :func:`kanon.explain` (``"optimal"`` only).
-        identifiers: as :func:`kanon.explain`.
-        insensitive: as :func:`kanon.explain`.
-        keep_undeclared: as :func:`kanon.explain`.
-        **models: as :func:`kanon.explain` (l, t, population: ``"optimal"`` only).
+        **options: as :func:`kanon.explain`, with ``method`` ``"forest"`` (default) or
+            ``"optimal"``; the forest's ``labels``, ``block_size`` and ``effort`` are
+            not stored (the view reproduces the default forest).
 
     Returns:
         ``name``.
@@ -169,29 +150,20 @@ def materialize(
         ConfigError, HierarchyError, InvalidInputError: as :func:`kanon.anonymize`, or a
             table (not a view) of that name exists.
     """
-    options = AnonymizeOptions.of(
-        k,
-        qi,
-        seed=seed,
-        method=method,
-        metric=metric,
-        max_suppression=max_suppression,
-        drop_suppressed=drop_suppressed,
-        min_level=min_level,
-        max_level=max_level,
-        models=PrivacyModels(**models),
-        identifiers=identifiers,
-        insensitive=insensitive,
-        keep_undeclared=keep_undeclared,
-    )
+    unstored = sorted({"labels", "block_size", "effort"} & options.keys())
+    if unstored:
+        msg = f"materialize does not take {', '.join(unstored)}: the view stores the default forest"
+        raise InvalidInputError(msg)
+    plan_options = AnonymizeOptions.of(k, qi, keywords("kanon.materialize", "kanon", options))
+    method = plan_options.method
     if method == "optimal":
-        materialize_global(con, table, name, options)
+        materialize_global(con, table, name, plan_options)
         return name
     if method != "forest":
         msg = f"materialize supports method 'forest' or 'optimal', got {method!r}"
         raise InvalidInputError(msg)
     install_kernels(con)
-    plan = plan_anonymize(con, table, options)
+    plan = plan_anonymize(con, table, plan_options)
     source = plan.table
     check_view_name(con, name, source)
     names = _names(name)

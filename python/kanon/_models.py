@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any
 
 from kanon._catalog import resolve_columns, resolve_table
 from kanon._sql import ident, literal
@@ -29,7 +29,6 @@ __all__ = [
     "L_VARIANTS",
     "NO_LABEL",
     "T_DISTANCES",
-    "ModelKeywords",
     "PrivacyModels",
     "ResolvedModels",
     "model_args",
@@ -41,20 +40,6 @@ L_VARIANTS = ("distinct", "entropy", "recursive")
 T_DISTANCES = ("equal", "ordered", "hierarchical")
 #: A population label absent from the table's coded hierarchy (``lattice::NO_LABEL``).
 NO_LABEL = 2**32 - 1
-
-
-class ModelKeywords(TypedDict, total=False):
-    """The privacy-model keywords of the Python API (see :class:`PrivacyModels`)."""
-
-    sensitive: str | list[str] | None
-    l: float | None  # noqa: E741
-    l_diversity: str | None
-    c: float | None
-    t: float | None
-    t_distance: str | None
-    population: str | None
-    delta_min: float | None
-    delta_max: float | None
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 from kanon._anonymize import AnonymizeOptions, plan_anonymize
 from kanon._inputs import Data, as_table, like_input
 from kanon._metrics import Metrics, plan_metrics
-from kanon._models import ModelKeywords, PrivacyModels
 from kanon._optimal import Transformation, search_sql
+from kanon._options import AnonymizeKeywords, SearchKeywords, keywords
 from kanon._progress import run_with_progress
 
 if TYPE_CHECKING:
@@ -28,21 +28,7 @@ def explain(
     table: str,
     k: int,
     qi: list[str] | None = None,
-    *,
-    seed: int = 0,
-    method: str = "forest",
-    metric: str | None = None,
-    max_suppression: float = 0.0,
-    drop_suppressed: bool = False,
-    min_level: dict[str, int] | None = None,
-    max_level: dict[str, int] | None = None,
-    labels: str | None = None,
-    block_size: int | None = None,
-    effort: str | None = None,
-    identifiers: list[str] | None = None,
-    insensitive: list[str] | None = None,
-    keep_undeclared: bool = False,
-    **models: Unpack[ModelKeywords],
+    **options: Unpack[AnonymizeKeywords],
 ) -> str:
     """Return the SQL that ``SELECT * FROM kanon(table, k := k, ...)`` runs.
 
@@ -54,49 +40,15 @@ def explain(
         table: the table or view to anonymize.
         k: the smallest class size (1 ≤ k ≤ rows).
         qi: quasi-identifier columns (default: those configured for the table).
-        seed: 0 for value order; another value draws another, equally valid release.
-        method: ``"forest"`` (Aggarwal et al. 2005 with repair and improvement passes),
-            ``"forest_paper"`` (as published), ``"mondrian"`` (LeFevre et al. 2006:
-            strict multidimensional median cuts), ``"optimal"`` (full-domain
-            generalization, the exact optimum over the lattice of levels), or Sweeney's
-            historic greedy baselines ``"datafly"`` and ``"mu_argus"`` (full-domain,
-            with row and, for μ-Argus, cell suppression; finished to be k-anonymous).
-        metric: for ``"optimal"``: ``"loss"`` (default), ``"height"``, ``"nue"``,
-            ``"nue_nonmonotonic"``, ``"dm"``, ``"dm_star"`` or ``"aecs"``.
-        max_suppression: for ``"optimal"``: the fraction of rows whose
-            quasi-identifiers may become ``'*'``; for ``"datafly"``: the fraction of
-            rows its loop may leave below k (0: Sweeney's rule, k rows).
-        drop_suppressed: for ``"optimal"``, ``"datafly"`` and ``"mu_argus"``: leave
-            suppressed rows out of the release.
-        min_level: for ``"optimal"``: the lowest level allowed, per QI.
-        max_level: for ``"optimal"``: the highest level allowed, per QI.
-        labels: for the local recodings (``"forest"``, ``"forest_paper"``,
-            ``"mondrian"``): ``"hierarchy"`` (the group's lowest common hierarchy node;
-            the forest's default) or ``"range"`` (the group's observed values: ``[lo..hi]``
-            for numbers and dates, ``{a, b}`` otherwise; the forest then minimizes the
-            NCP of those ranges). Mondrian's default: ranges for numbers and dates,
-            hierarchy nodes otherwise.
-        block_size: for the forest: tables above this many rows are cut by Mondrian
-            cuts into blocks of at most this many rows (each ≥ k) and the forest runs
-            in each block (default: 50,000 rows, 5,000 with ``labels="range"``).
-        effort: for ``"forest"``: ``"full"`` (its improvement passes in rounds until
-            nothing changes) or ``"fast"`` (one eject, split and search pass: about a
-            quarter of the time on 1M generated rows for some 12 % more loss); default
-            ``"full"`` up to 1,048,576 rows, ``"fast"`` above.
-        identifiers: direct identifiers, released as ``'*'`` (besides the configured
-            ones; a configured identifier is never released, whatever ``qi`` says).
-        insensitive: columns released unchanged.
-        keep_undeclared: release columns that have no role (not a QI, identifier,
-            sensitive or insensitive, by argument or configuration) unchanged even when
-            their values single out rows: more than 1 % of the rows, and at least 2,
-            hold a value no other row holds. Without it such columns stop the release.
-        **models: ``sensitive``: a column or a list of columns released unchanged
-            (default: the configured ones). Privacy models besides k for
-            ``"optimal"``: ``l`` (with ``sensitive`` one column; default the configured
-            one) with ``l_diversity`` (``"distinct"``, ``"entropy"``, ``"recursive"`` with
-            ``c``), ``t`` with ``t_distance`` (``"equal"``, ``"ordered"``,
-            ``"hierarchical"``), ``population`` (table) with ``delta_min`` /
-            ``delta_max``.
+        **options: the options of SQL ``kanon(...)``, declared in ``kanon._options``
+            (README's parameter table): ``method`` (``"forest"``, ``"forest_paper"``,
+            ``"mondrian"``, ``"optimal"``, ``"datafly"``, ``"mu_argus"``), ``seed``,
+            ``labels``, ``block_size``, ``effort``, the roles ``identifiers``,
+            ``sensitive`` and ``insensitive``, ``keep_undeclared``, and for the global
+            recodings ``metric``, ``max_suppression``, ``drop_suppressed``,
+            ``min_level``, ``max_level`` and the privacy models ``l``,
+            ``l_diversity``, ``c``, ``t``, ``t_distance``, ``population``,
+            ``delta_min``, ``delta_max``.
 
     Returns:
         The SQL text.
@@ -108,25 +60,8 @@ def explain(
         HierarchyError: a configured hierarchy is malformed or misses a value.
         InvalidInputError: k, seed or method out of range.
     """
-    options = AnonymizeOptions.of(
-        k,
-        qi,
-        seed=seed,
-        method=method,
-        metric=metric,
-        max_suppression=max_suppression,
-        drop_suppressed=drop_suppressed,
-        min_level=min_level,
-        max_level=max_level,
-        models=PrivacyModels(**models),
-        labels=labels,
-        block_size=block_size,
-        effort=effort,
-        identifiers=identifiers,
-        insensitive=insensitive,
-        keep_undeclared=keep_undeclared,
-    )
-    return plan_anonymize(con, table, options).sql
+    plan_options = AnonymizeOptions.of(k, qi, keywords("kanon.explain", "kanon", options))
+    return plan_anonymize(con, table, plan_options).sql
 
 
 def anonymize(
@@ -135,21 +70,8 @@ def anonymize(
     qi: list[str] | None = None,
     *,
     con: duckdb.DuckDBPyConnection | None = None,
-    seed: int = 0,
-    method: str = "forest",
-    metric: str | None = None,
-    max_suppression: float = 0.0,
-    drop_suppressed: bool = False,
-    min_level: dict[str, int] | None = None,
-    max_level: dict[str, int] | None = None,
-    labels: str | None = None,
-    block_size: int | None = None,
-    effort: str | None = None,
-    identifiers: list[str] | None = None,
-    insensitive: list[str] | None = None,
-    keep_undeclared: bool = False,
     progress: bool | None = None,
-    **models: Unpack[ModelKeywords],
+    **options: Unpack[AnonymizeKeywords],
 ) -> Any:
     """Return a k-anonymous release of ``data`` (SQL ``kanon(...)``).
 
@@ -165,23 +87,10 @@ def anonymize(
         k: the smallest class size (1 ≤ k ≤ rows).
         qi: quasi-identifier columns (default: those configured for the table).
         con: connection holding ``data`` when it is a table name.
-        seed: 0 for value order; another value draws another, equally valid release.
-        method: as :func:`explain`.
-        metric: as :func:`explain`.
-        max_suppression: as :func:`explain`.
-        drop_suppressed: as :func:`explain`.
-        min_level: as :func:`explain`.
-        max_level: as :func:`explain`.
-        labels: as :func:`explain`.
-        block_size: as :func:`explain`.
-        effort: as :func:`explain`.
-        identifiers: as :func:`explain`.
-        insensitive: as :func:`explain`.
-        keep_undeclared: as :func:`explain`.
         progress: draw a progress bar on standard error when the run takes longer than
             1.5 s (default: when standard error is a terminal). Not for table names and
             relations, which come back unevaluated. Ctrl-C interrupts the statement.
-        **models: as :func:`explain` (``"optimal"``; l and t also ``"mondrian"``).
+        **options: as :func:`explain`.
 
     Returns:
         The same kind of object as ``data``: a DuckDB relation for a table name or a
@@ -197,29 +106,12 @@ def anonymize(
         >>> sorted(out.column("age").to_pylist())
         ['[30..32]', '[30..32]', '[30..32]', '[39..42]', '[39..42]', '[39..42]']
     """
-    options = AnonymizeOptions.of(
-        k,
-        qi,
-        seed=seed,
-        method=method,
-        metric=metric,
-        max_suppression=max_suppression,
-        drop_suppressed=drop_suppressed,
-        min_level=min_level,
-        max_level=max_level,
-        models=PrivacyModels(**models),
-        labels=labels,
-        block_size=block_size,
-        effort=effort,
-        identifiers=identifiers,
-        insensitive=insensitive,
-        keep_undeclared=keep_undeclared,
-    )
+    plan_options = AnonymizeOptions.of(k, qi, keywords("kanon.anonymize", "kanon", options))
     if isinstance(data, str):
         with as_table(data, con) as (con_, name):
-            return con_.sql(plan_anonymize(con_, name, options).sql)
+            return con_.sql(plan_anonymize(con_, name, plan_options).sql)
     with as_table(data, con) as (con_, name):
-        plan = plan_anonymize(con_, name, options)
+        plan = plan_anonymize(con_, name, plan_options)
         result = run_with_progress(
             con_,
             lambda: con_.sql(plan.sql).to_arrow_table(),
@@ -270,13 +162,7 @@ def search(
     qi: list[str] | None = None,
     *,
     con: duckdb.DuckDBPyConnection | None = None,
-    method: str = "optimal",
-    metric: str | None = None,
-    max_suppression: float = 0.0,
-    drop_suppressed: bool = False,
-    min_level: dict[str, int] | None = None,
-    max_level: dict[str, int] | None = None,
-    **models: Unpack[ModelKeywords],
+    **options: Unpack[SearchKeywords],
 ) -> Transformation:
     """Find the optimal full-domain generalization of ``data`` (SQL ``kanon_search``).
 
@@ -292,13 +178,10 @@ def search(
         k: the smallest class size.
         qi: quasi-identifier columns (default: those configured for the table).
         con: connection holding ``data`` when it is a table name.
-        method: ``"optimal"`` (default), ``"datafly"`` or ``"mu_argus"``.
-        metric: as :func:`explain`.
-        max_suppression: as :func:`explain`.
-        drop_suppressed: as :func:`explain`.
-        min_level: as :func:`explain`.
-        max_level: as :func:`explain`.
-        **models: as :func:`explain` (``"optimal"`` only).
+        **options: as :func:`explain`, those of SQL ``kanon_search``: ``method``
+            (``"optimal"``, the default, ``"datafly"`` or ``"mu_argus"``), ``metric``,
+            ``max_suppression``, ``drop_suppressed``, ``min_level``, ``max_level`` and
+            the privacy models (``"optimal"`` only).
 
     Returns:
         A :class:`Transformation`.
@@ -307,20 +190,10 @@ def search(
         ConfigError, HierarchyError, InvalidInputError: as :func:`explain`.
         duckdb.InvalidInputException: no level vector satisfies k within the limit.
     """
-    options = AnonymizeOptions.of(
-        k,
-        qi,
-        method=method,
-        metric=metric,
-        max_suppression=max_suppression,
-        drop_suppressed=drop_suppressed,
-        min_level=min_level,
-        max_level=max_level,
-        models=PrivacyModels(**models),
-    )
+    plan_options = AnonymizeOptions.of(k, qi, keywords("kanon.search", "kanon_search", options))
     with as_table(data, con) as (con_, name):
-        plan = plan_anonymize(con_, name, options, check_undeclared=False)
-        rows = con_.execute(search_sql(plan, options)).fetchall()
+        plan = plan_anonymize(con_, name, plan_options, check_undeclared=False)
+        rows = con_.execute(search_sql(plan, plan_options)).fetchall()
     ((levels, suppressed, cost, classes, nodes, checked, seconds, metric_, *report),) = rows
     method_, unprotected_rows, unprotected_classes, suppressed_cells, topped_up = report
     return Transformation(

@@ -16,6 +16,7 @@ import duckdb
 
 from kanon._check import check, classes
 from kanon._cli_files import InputFile, parse_types, read_input
+from kanon._options import add_flags, flag_values, keywords
 from kanon._sql import ident, literal
 from kanon.exceptions import KanonError
 
@@ -86,19 +87,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
         population = None
         if args.population:
             population = _read_file(con, args.population, "population", args).view
-        report = check(
-            table,
-            qi=qi,
-            sensitive=args.sensitive,
-            identifiers=_columns(args.identifiers),
-            insensitive=_columns(args.insensitive),
-            con=con,
-            population=population,
-            t_distance=args.t_distance,
-            recursive_l=args.recursive_l,
-            recursive_c=args.recursive_c,
-            risk_threshold=args.risk_threshold,
-        )
+        given = flag_values(args, "kanon_check")
+        report = check(table, qi=qi, con=con, population=population, **given)
         if args.json:
             print(json.dumps(report.to_dict(), indent=2))
         else:
@@ -166,7 +156,6 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
     from kanon._anonymize import AnonymizeOptions, plan_anonymize
     from kanon._config import configure
     from kanon._install import install
-    from kanon._models import PrivacyModels
     from kanon._progress import run_with_progress
 
     fmt = _output_format(args.out)
@@ -200,20 +189,8 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
             msg = f"--hierarchy names column(s) {', '.join(unknown)} not listed in --qi"
             raise KanonError(msg)
         configure(con, "input", qi={c: hierarchies.get(c) for c in qi})
-        options = AnonymizeOptions.of(
-            args.k,
-            qi,
-            seed=args.seed,
-            method=args.method,
-            labels=args.labels,
-            block_size=args.block_size,
-            effort=args.effort,
-            max_suppression=args.max_suppression,
-            identifiers=_columns(args.identifiers),
-            insensitive=_columns(args.insensitive),
-            keep_undeclared=args.keep_undeclared,
-            models=PrivacyModels(sensitive=_columns(args.sensitive) or None),
-        )
+        values = keywords("kanon anonymize", "kanon", flag_values(args, "kanon"))
+        options = AnonymizeOptions.of(args.k, qi, values)
         plan = plan_anonymize(con, "input", options)
         copy = f"COPY ({plan.sql}) TO {literal(str(partial))} ({_copy_options(fmt, args, source)})"
         started = time.perf_counter()
@@ -289,15 +266,9 @@ def _parser() -> argparse.ArgumentParser:
     chk = sub.add_parser("check", help="measure k, l, t and risks of a CSV or Parquet file")
     chk.add_argument("file")
     chk.add_argument("--qi", required=True, help="comma-separated quasi-identifiers")
-    chk.add_argument("--sensitive", help="sensitive column (l-diversity, t-closeness)")
-    chk.add_argument("--identifiers", help="comma-separated identifier columns")
-    chk.add_argument("--insensitive", help="comma-separated columns released unchanged")
+    add_flags(chk, "kanon_check")
     chk.add_argument("--population", help="population file for journalist risk")
     _reading_options(chk)
-    chk.add_argument("--t-distance", choices=["equal", "ordered"])
-    chk.add_argument("--recursive-l", type=int)
-    chk.add_argument("--recursive-c", type=float)
-    chk.add_argument("--risk-threshold", type=float, default=0.2)
     chk.add_argument("--json", action="store_true", help="print the report as JSON")
     chk.set_defaults(func=_cmd_check)
     anon = sub.add_parser(
@@ -306,35 +277,13 @@ def _parser() -> argparse.ArgumentParser:
     anon.add_argument("file")
     anon.add_argument("--k", type=int, required=True, help="smallest class size")
     anon.add_argument("--qi", required=True, help="comma-separated quasi-identifiers")
-    anon.add_argument("--identifiers", help="comma-separated identifier columns (released as '*')")
-    anon.add_argument("--sensitive", help="comma-separated sensitive columns (released unchanged)")
-    anon.add_argument("--insensitive", help="comma-separated other columns released unchanged")
-    anon.add_argument(
-        "--keep-undeclared",
-        action="store_true",
-        help="release columns without a role unchanged even when their values single out "
-        "rows (more than 1 %% of the rows, and at least 2, hold a value no other row holds)",
-    )
     anon.add_argument(
         "--hierarchy",
         action="append",
         metavar="COLUMN=FILE",
         help="ARX hierarchy file (value;level 1;...;*) of a QI; repeatable (default: by type)",
     )
-    anon.add_argument(
-        "--method",
-        default="forest",
-        choices=["forest", "forest_paper", "mondrian", "optimal", "datafly", "mu_argus"],
-    )
-    anon.add_argument("--labels", choices=["hierarchy", "range"], help="local recoding labels")
-    anon.add_argument("--block-size", type=int, help="forest: rows per block")
-    anon.add_argument(
-        "--effort",
-        choices=["full", "fast"],
-        help="forest: improvement passes (default: full up to 1,048,576 rows, fast above)",
-    )
-    anon.add_argument("--max-suppression", type=float, default=0.0, help="optimal: row share")
-    anon.add_argument("--seed", type=int, default=0)
+    add_flags(anon, "kanon")
     _reading_options(anon)
     anon.add_argument(
         "--out",

@@ -1,34 +1,12 @@
 //! The SQL bundle (`sql/*.sql`), embedded at build time so SQL and kernels ship together.
+//! The table macros are generated from the declared options (python/kanon/_options.py).
 
 use pyo3::prelude::*;
 
-const BUNDLE: &[(&str, &str)] = &[
-    (
-        "010_kanon_config.sql",
-        include_str!("../../../sql/010_kanon_config.sql"),
-    ),
-    (
-        "200_kanon_check.sql",
-        include_str!("../../../sql/200_kanon_check.sql"),
-    ),
-    (
-        "210_kanon_classes.sql",
-        include_str!("../../../sql/210_kanon_classes.sql"),
-    ),
-    ("300_kanon.sql", include_str!("../../../sql/300_kanon.sql")),
-    (
-        "310_kanon_metrics.sql",
-        include_str!("../../../sql/310_kanon_metrics.sql"),
-    ),
-    (
-        "320_kanon_search.sql",
-        include_str!("../../../sql/320_kanon_search.sql"),
-    ),
-    (
-        "400_kanon_hkp.sql",
-        include_str!("../../../sql/400_kanon_hkp.sql"),
-    ),
-];
+const BUNDLE: &[(&str, &str)] = &[(
+    "010_kanon_config.sql",
+    include_str!("../../../sql/010_kanon_config.sql"),
+)];
 
 /// Return the embedded SQL files as ``[(file name, text), ...]`` in load order.
 #[pyfunction]

@@ -1,0 +1,237 @@
+"""Same releases, same speed: one set of calls under two versions of kanon, side by side.
+
+Usage::
+
+    python benches/bench_same.py --before OLD/python --after NEW/python [--rows 100000]
+        [--runs 3] [--cases adult_forest_k5,...]
+
+``--before`` and ``--after`` are ``python/`` folders of two checkouts, each with its
+compiled ``kanon/_core*.so`` (for example a ``git worktree`` of the older commit). Every
+case runs in a fresh worker process per version, the two versions alternating case by
+case: load the data, one warm-up run, then the median of ``--runs`` timed runs of the SQL
+statement, fetched to Arrow. The table prints, per case and version, the time, a hash of
+the release (sha256 of its rows as text, sorted) and a utility number from the release
+itself (GCP by ``kanon_metrics`` for the hierarchy releases, the number of distinct
+released rows otherwise), then whether the releases are identical and the time ratio.
+
+Data: UCI Adult with ARX's hierarchies (30,162 rows, 9 QIs), the generated census table
+(``kanon.datagen.census``, default generalizers) and BMS-WebView-1 transactions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from measure import ADULT_QI, data_dir, ident, print_table
+
+ADULT = "SELECT * FROM kanon('adult', k := {k}, method := '{m}')"
+CENSUS_QI = "['age', 'sex', 'race', 'marital_status', 'education', 'zip', 'birth_date']"
+CENSUS = "SELECT * FROM kanon('census', k := {k}, qi := " + CENSUS_QI + "{extra})"
+HKP = (
+    "SELECT * FROM kanon_hkp('bms1', h := 0.4, k := 5, p := 2, public_fraction := 0.4, "
+    "min_support := 0.001, method := '{m}')"
+)
+#: case -> (data, SQL of the release)
+CASES: dict[str, tuple[str, str]] = {
+    "adult_forest_k5": ("adult", ADULT.format(k=5, m="forest")),
+    "adult_forest_k50": ("adult", ADULT.format(k=50, m="forest")),
+    "adult_forest_paper_k5": ("adult", ADULT.format(k=5, m="forest_paper")),
+    "adult_mondrian_k10": ("adult", ADULT.format(k=10, m="mondrian")),
+    "adult_optimal_k5": ("adult", ADULT.format(k=5, m="optimal")),
+    "adult_datafly_k5": ("adult", ADULT.format(k=5, m="datafly")),
+    "adult_mu_argus_k5": ("adult", ADULT.format(k=5, m="mu_argus")),
+    "census_forest_k5": ("census", CENSUS.format(k=5, extra="")),
+    "census_forest_seed7_k10": ("census", CENSUS.format(k=10, extra=", seed := 7")),
+    "census_forest_range_k5": ("census", CENSUS.format(k=5, extra=", labels := 'range'")),
+    "census_mondrian_k5": ("census", CENSUS.format(k=5, extra=", method := 'mondrian'")),
+    "census_optimal_l2_k5": (
+        "census",
+        CENSUS.format(k=5, extra=", method := 'optimal', sensitive := 'occupation', l := 2"),
+    ),
+    "census_optimal_t_k5": (
+        "census",
+        CENSUS.format(k=5, extra=", method := 'optimal', sensitive := 'income', t := 0.3"),
+    ),
+    "census_check": (
+        "census",
+        "SELECT * FROM kanon_check('census', qi := " + CENSUS_QI + ", sensitive := 'occupation')",
+    ),
+    "bms1_hkp_mmil": ("bms1", HKP.format(m="mmil")),
+    "bms1_hkp_greedy": ("bms1", HKP.format(m="greedy")),
+}
+
+
+def _load(con: duckdb.DuckDBPyConnection, data: str, rows: int) -> None:
+    import kanon
+    import kanon.datagen
+
+    if data == "adult":
+        folder = data_dir() / "adult"
+        con.execute(
+            "CREATE TABLE adult AS SELECT * FROM read_csv(?, delim = ';', header = true)",
+            [str(folder / "adult.csv")],
+        )
+        for c in ADULT_QI:
+            kanon.hierarchy.from_csv(con, folder / f"adult_hierarchy_{c}.csv", f"h_{c}")
+        kanon.configure(con, "adult", qi={c: f"h_{c}" for c in ADULT_QI})
+    elif data == "census":
+        kanon.datagen.census(con, "census", rows=rows, seed=42)
+        kanon.configure(
+            con,
+            "census",
+            identifiers=["person_id", "name"],
+            sensitive=["occupation", "income"],
+            insensitive=["native_country"],
+        )
+    else:
+        path = data_dir() / "transactions" / "BMS-WebView-1.dat"
+        con.execute(
+            f"CREATE TABLE {ident(data)} AS SELECT row_number() OVER () AS tid, "
+            "list_transform(string_split(trim(line), ' '), lambda x: CAST(x AS INTEGER)) "
+            "AS items FROM read_csv(?, columns = {'line': 'VARCHAR'}, header = false, "
+            "delim = '\t', quote = '', escape = '')",
+            [str(path)],
+        )
+    con.execute("CHECKPOINT")
+
+
+def _utility(con: duckdb.DuckDBPyConnection, data: str) -> str:
+    """GCP of the release where ``kanon_metrics`` reads its labels, else its classes."""
+    qi = {"adult": "NULL", "census": CENSUS_QI}.get(data)
+    if qi is not None:
+        try:
+            row = con.execute(
+                f"SELECT gcp FROM kanon_metrics('{data}', 'released', qi := {qi})"
+            ).fetchone()
+            return f"GCP {row[0]:.6f}" if row else "?"
+        except duckdb.Error:
+            pass
+    row = con.execute("SELECT count(*) FROM (SELECT DISTINCT * FROM released)").fetchone()
+    return f"{row[0] if row else '?'} distinct rows"
+
+
+def worker(case: str, rows: int, runs: int, db: str) -> dict[str, Any]:
+    import kanon
+
+    data, sql = CASES[case]
+    con = kanon.install(duckdb.connect(db))
+    _load(con, data, rows)
+    con.sql(sql).to_arrow_table()  # warm-up
+    times = []
+    release = None
+    for _ in range(runs):
+        started = time.perf_counter()
+        release = con.sql(sql).to_arrow_table()
+        times.append(time.perf_counter() - started)
+    assert release is not None
+    lines = sorted(
+        json.dumps(r, default=str, ensure_ascii=False, sort_keys=True) for r in release.to_pylist()
+    )
+    digest = hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
+    con.execute("CREATE TABLE released AS SELECT * FROM release")
+    return {
+        "seconds": statistics.median(times),
+        "hash": digest,
+        "rows": release.num_rows,
+        "utility": _utility(con, data),
+    }
+
+
+def _run(python: str, case: str, args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
+    db = scratch / f"{case}.duckdb"
+    db.unlink(missing_ok=True)
+    env = {**os.environ, "PYTHONPATH": python}
+    spec = json.dumps({"case": case, "rows": args.rows, "runs": args.runs, "db": str(db)})
+    proc = subprocess.run(
+        [sys.executable, __file__, "--worker", spec],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=args.timeout,
+    )
+    db.unlink(missing_ok=True)
+    if proc.returncode != 0:
+        tail = proc.stderr.strip().splitlines()[-1:] or ["?"]
+        return {"seconds": float("nan"), "hash": "failed", "rows": 0, "utility": tail[0][:60]}
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--before", help="python/ folder of the older checkout")
+    parser.add_argument("--after", help="python/ folder of the newer checkout")
+    parser.add_argument("--rows", type=int, default=100_000, help="census rows")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--timeout", type=float, default=900)
+    parser.add_argument("--cases", default=",".join(CASES))
+    parser.add_argument("--scratch", default="/tmp/kanon-bench-same")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        spec = json.loads(args.worker)
+        print(json.dumps(worker(spec["case"], spec["rows"], spec["runs"], spec["db"])))
+        return
+    if not args.before or not args.after:
+        parser.error("--before and --after are required")
+    scratch = Path(args.scratch)
+    scratch.mkdir(parents=True, exist_ok=True)
+    lines = []
+    slower = 0
+    for case in [c.strip() for c in args.cases.split(",") if c.strip()]:
+        if case not in CASES:
+            parser.error(f"unknown case {case!r}; known: {', '.join(CASES)}")
+        old = _run(args.before, case, args, scratch)
+        new = _run(args.after, case, args, scratch)
+        ratio = new["seconds"] / old["seconds"] if old["seconds"] else float("nan")
+        slower += ratio > 1.05
+        same = "yes" if old["hash"] == new["hash"] and old["hash"] != "failed" else "NO"
+        lines.append(
+            (
+                case,
+                f"{old['seconds']:.3f}",
+                f"{new['seconds']:.3f}",
+                f"{ratio:.3f}",
+                str(new["rows"]),
+                old["hash"],
+                new["hash"],
+                same,
+                old["utility"],
+                new["utility"],
+            )
+        )
+        print(f"{case}: done", file=sys.stderr)
+    header = (
+        "case",
+        "before s",
+        "after s",
+        "after/before",
+        "rows",
+        "hash before",
+        "hash after",
+        "same",
+        "utility before",
+        "utility after",
+    )
+    print_table(header, lines, left={0, 5, 6, 7, 8, 9})
+    print(
+        f"\n{sum(line[7] == 'yes' for line in lines)}/{len(lines)} releases identical; "
+        f"{slower} case(s) more than 5 % slower"
+    )
+
+
+if __name__ == "__main__":
+    main()
