@@ -1,0 +1,9 @@
+WITH "__kanon_h0" AS (SELECT CAST(("v") AS VARCHAR) AS k, CAST("l1" AS VARCHAR) AS l1, CAST("l2" AS VARCHAR) AS l2 FROM (SELECT * FROM "h_zz")),
+"__kanon_sv" AS (SELECT vk, k, l1, l2, (dense_rank() OVER (ORDER BY l2, l1, k) - 1)::UINTEGER AS a0, (dense_rank() OVER (ORDER BY l1) - 1)::UINTEGER AS a1, (dense_rank() OVER (ORDER BY l2) - 1)::UINTEGER AS a2 FROM (SELECT d.vk, h.* FROM (SELECT DISTINCT "zz" AS vk FROM "src" WHERE "zz" IS NOT NULL) d JOIN "__kanon_h0" h ON CAST((d.vk) AS VARCHAR) = h.k UNION ALL SELECT NULL, NULL, NULL, (SELECT max(l2) FROM "__kanon_h0") WHERE EXISTS (SELECT 1 FROM "src" WHERE "zz" IS NULL))),
+__kanon_hist AS (SELECT "age" AS q0, "d" AS q1, "zz" AS sv, count(*)::UBIGINT AS n FROM "src" GROUP BY ALL),
+__kanon_sdict AS (SELECT d.sv, CASE WHEN v.a0 IS NULL THEN error('a value of sensitive column ''zz'' is missing from its hierarchy: ' || CAST((d.sv) AS VARCHAR)) ELSE v.a0 END AS c FROM (SELECT DISTINCT sv FROM __kanon_hist) d LEFT JOIN "__kanon_sv" v ON CAST((d.sv) AS VARCHAR) IS NOT DISTINCT FROM v.k),
+__kanon_cls AS (SELECT __kanon_hist.q0, __kanon_hist.q1, sum(__kanon_hist.n)::UBIGINT AS n, list({'c': __kanon_sdict.c, 'n': __kanon_hist.n}) AS entries FROM __kanon_hist JOIN __kanon_sdict ON __kanon_hist.sv IS NOT DISTINCT FROM __kanon_sdict.sv GROUP BY __kanon_hist.q0, __kanon_hist.q1),
+__kanon_classes AS (SELECT n, NULL::UBIGINT AS pop, entries FROM __kanon_cls),
+__kanon_packed AS (SELECT list({'n': n, 'pop': pop, 'entries': entries}) AS p FROM __kanon_classes),
+__kanon_opts AS (SELECT json_merge_patch('{"sensitive": true, "population": false, "ordered": false, "recursive_l": null, "recursive_c": null, "risk_threshold": 0.2}', (SELECT json_object('hierarchy', [list(a0 ORDER BY a0), list(a1 ORDER BY a0), list(a2 ORDER BY a0)]) FROM "__kanon_sv")) AS o)
+SELECT unnest(kanon_class_stats(__kanon_packed.p, __kanon_opts.o::VARCHAR)), []::VARCHAR[] AS identifying_columns FROM __kanon_packed, __kanon_opts
