@@ -19,8 +19,8 @@ import kanon
 from kanon._anonymize import AnonymizeOptions, plan_anonymize
 from kanon._hkp import HkpOptions, plan_hkp
 from kanon._metrics import plan_metrics
-from kanon._optimal import search_sql
 from kanon._plan import CheckOptions, plan_check, plan_classes
+from kanon.planner.search import search_sql
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

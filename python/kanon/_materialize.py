@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 
 from kanon import _core
-from kanon._anonymize import AnonymizeOptions, hierarchy_select, plan_anonymize
+from kanon._anonymize import AnonymizeOptions, plan_anonymize
 from kanon._arrow import from_bytes
 from kanon._catalog import Table, check_view_name, resolve_table
 from kanon._install import install_kernels
@@ -38,6 +38,7 @@ from kanon._portable_view import materialize_global
 from kanon._sql import ident, literal
 from kanon.exceptions import ConfigError, HierarchyError, InvalidInputError
 from kanon.hierarchy import ROOT, default_outside, default_select, value_text
+from kanon.planner.hierarchies import hierarchy_select
 
 if TYPE_CHECKING:
     import duckdb

@@ -15,15 +15,17 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from kanon._catalog import resolve_columns, resolve_table
+from kanon._plan import sensitive_column
 from kanon._sql import ident, literal
 from kanon.exceptions import ConfigError, InvalidInputError
 from kanon.hierarchy import value_text
+from kanon.planner.hierarchies import hierarchy_of
 
 if TYPE_CHECKING:
     import duckdb
 
-    from kanon._anonymize import QuasiIdentifier
     from kanon._catalog import Column, Table
+    from kanon.planner.hierarchies import QuasiIdentifier
 
 __all__ = [
     "L_VARIANTS",
@@ -231,10 +233,6 @@ def resolve_models(
     """Resolve the sensitive column, its hierarchy and the population's columns."""
     if not models.any():
         return None
-    # Imported here: both modules build on each other's definitions.
-    from kanon._anonymize import hierarchy_of
-    from kanon._plan import sensitive_column
-
     sens = None
     sq = None
     if models.needs_sensitive:
@@ -335,7 +333,7 @@ def _population_ctes(qis: list[QuasiIdentifier], pop: Table, pop_cols: list[Colu
 def model_args(
     table: Table, qis: list[QuasiIdentifier], resolved: ResolvedModels | None
 ) -> ModelArgs:
-    """Plan the model arguments of ``kanon_optimal`` (after :func:`coded_ctes`)."""
+    """Plan the model arguments of the kernels (after :func:`kanon.planner.coding.coded_ctes`)."""
     if resolved is None:
         return ModelArgs([], EMPTY_ARGS, {})
     m = len(qis)

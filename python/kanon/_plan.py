@@ -1,4 +1,4 @@
-"""The planner: turns a table name, arguments and the configuration into one SQL query.
+"""The check planner: ``kanon_check`` and ``kanon_classes`` as one SQL query each.
 
 Pure functions of the catalog and their arguments: they read the catalog, never write,
 and are cheap, because DuckDB calls them while binding ``kanon_check(...)``.
@@ -16,6 +16,8 @@ from kanon._roles import identifying_sql
 from kanon._sql import ident, literal
 from kanon.exceptions import ConfigError, InvalidInputError
 from kanon.hierarchy import value_text
+from kanon.planner.coding import coded_hierarchy
+from kanon.planner.hierarchies import check_hierarchies, hierarchy_cte, hierarchy_of
 
 if TYPE_CHECKING:
     import duckdb
@@ -138,14 +140,6 @@ def _sensitive_hierarchy(
     level), the SQL of the sensitive dictionary ``sdict`` (``sv`` → leaf code ``c``) and
     the SQL of the levels as a JSON object ``{"hierarchy": [[level 0], …]}``.
     """
-    # Imported here: the forest planner builds on this module's definitions.
-    from kanon._anonymize import (
-        _check_hierarchies,
-        coded_hierarchy,
-        hierarchy_cte,
-        hierarchy_of,
-    )
-
     name = next((h for c, _, h in config if c.lower() == sens.name.lower() and h is not None), None)
     if name is None:
         msg = (
@@ -156,7 +150,7 @@ def _sensitive_hierarchy(
         raise ConfigError(msg)
     q = hierarchy_of(con, table, sens, name, 1.0)
     ctes = [hierarchy_cte(0, q)]
-    _check_hierarchies(con, table, [q], ctes)
+    check_hierarchies(con, table, [q], ctes)
     top = q.height
     ctes.append(f'"__kanon_sv" AS ({coded_hierarchy("__kanon_h0", q, table.sql)})')
     key = value_text("d.sv", sens.type)

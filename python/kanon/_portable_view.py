@@ -23,26 +23,23 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from kanon._anonymize import (
-    AnonymizeOptions,
-    QuasiIdentifier,
-    coded_ctes,
-    hierarchy_cte,
-    plan_anonymize,
-    release_columns,
-)
+from kanon._anonymize import AnonymizeOptions, plan_anonymize
 from kanon._catalog import check_view_name
 from kanon._install import install_kernels
-from kanon._optimal import optimal_ctes
 from kanon._owned import claim, drop_stale, helper
 from kanon._sql import ident, literal
 from kanon.exceptions import InvalidInputError
 from kanon.hierarchy import ROOT, value_text
+from kanon.planner.coding import coded_ctes
+from kanon.planner.hierarchies import hierarchy_cte
+from kanon.planner.labels import release_columns
+from kanon.planner.optimal import optimal_ctes
 
 if TYPE_CHECKING:
     import duckdb
 
     from kanon._catalog import Table
+    from kanon.planner.hierarchies import QuasiIdentifier
 
 __all__ = ["materialize_global"]
 

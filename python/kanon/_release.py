@@ -10,8 +10,8 @@ from kanon._anonymize import AnonymizeOptions, plan_anonymize
 from kanon._inputs import Data, as_table, like_input
 from kanon._metrics import Metrics, plan_metrics
 from kanon._models import ModelKeywords, PrivacyModels
-from kanon._optimal import Transformation, search_sql
 from kanon._progress import run_with_progress
+from kanon.planner.search import Transformation, search_sql
 
 if TYPE_CHECKING:
     from collections.abc import Callable

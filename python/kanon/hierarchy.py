@@ -42,8 +42,8 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from kanon._catalog import DATE_TYPES, FLOAT_TYPES, INT_TYPES, TIMESTAMPTZ
 from kanon._sql import ident, literal
+from kanon._types import DATE_TYPES, FLOAT_TYPES, INT_TYPES, TIMESTAMPTZ
 from kanon.exceptions import ConfigError, HierarchyError, InvalidInputError
 
 if TYPE_CHECKING:

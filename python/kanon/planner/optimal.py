@@ -1,7 +1,7 @@
-"""The planner of ``kanon(..., method := 'optimal')``: full-domain generalization.
+"""``method := 'optimal'``: full-domain generalization, the optimum over the lattice.
 
 The generated SQL (one statement) codes every quasi-identifier against its hierarchy
-(:func:`kanon._anonymize.coded_ctes`), sends the histogram of distinct code tuples with
+(:func:`kanon.planner.coding.coded_ctes`), sends the histogram of distinct code tuples with
 their counts, each tuple's codes packed into one 128-bit key (grouped by that key: one
 column instead of one per quasi-identifier), as one list in no particular order (no
 sort, no numbering; in tuple order when privacy models name tuples), to the kernel UDF
@@ -21,119 +21,24 @@ otherwise, 1 at the top.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from kanon._anonymize import (
-    HISTORIC_METHODS,
-    code_columns,
-    coded_ctes,
-    hierarchy_cte,
-    hierarchy_lists,
-    keyed_by_value,
-    label_at,
-    release_columns,
-)
-from kanon._metrics import exact_positions, has_position, ncp_sql, position, value_points
 from kanon._models import model_args
 from kanon._sql import literal
+from kanon._types import has_position, position
 from kanon.exceptions import InvalidInputError
-from kanon.hierarchy import ROOT
+from kanon.planner.coding import code_columns, coded_ctes, hierarchy_lists, keyed_by_value
+from kanon.planner.fulldomain import HISTORIC_REPORT, transformation_release
+from kanon.planner.measures import exact_positions, ncp_sql, value_points
+from kanon.planner.method import Method, Request
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from kanon._anonymize import AnonymizeOptions, AnonymizePlan, QuasiIdentifier
     from kanon._catalog import Table
     from kanon._models import ResolvedModels
+    from kanon.planner.hierarchies import QuasiIdentifier
+    from kanon.planner.options import AnonymizeOptions
 
-__all__ = [
-    "HISTORIC_REPORT",
-    "Transformation",
-    "level_bounds",
-    "optimal_ctes",
-    "optimal_sql",
-    "search_sql",
-    "tuple_marks",
-]
-
-#: The columns of ``kanon_search`` reporting a historic algorithm (NULL for the optimum).
-HISTORIC_REPORT = ("unprotected_rows", "unprotected_classes", "suppressed_cells", "topped_up_rows")
-
-
-@dataclass(frozen=True)
-class Transformation:
-    """A full-domain generalization of a table (one row of ``kanon_search``).
-
-    The optimal one (``method='optimal'``), or that of Sweeney's Datafly or μ-Argus
-    (``'datafly'``, ``'mu_argus'``): those minimize no metric and search no lattice
-    (``metric``, ``cost``, ``nodes`` and ``checked`` are None) but report what they
-    left unprotected (None for ``'optimal'``).
-    """
-
-    levels: dict[str, int]  # quasi-identifier -> level
-    suppressed: int  # rows whose quasi-identifiers become '*'
-    metric: str | None
-    cost: float | None  # the metric's value
-    classes: int  # equivalence classes, the suppressed ones included
-    nodes: int | None  # lattice nodes within the level bounds
-    checked: int | None  # nodes grouped by the search
-    seconds: float  # time of the search in the kernel
-    method: str | None = None  # 'optimal', 'datafly' or 'mu_argus'
-    # Rows / classes the historic algorithm alone left below k (suppressed by finishing).
-    unprotected_rows: int | None = None
-    unprotected_classes: int | None = None
-    suppressed_cells: int | None = None  # cells μ-Argus suppressed (in rows), 0 for Datafly
-    topped_up_rows: int | None = None  # rows suppressed only to give the '*' class k rows
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the transformation as a plain dict."""
-        return asdict(self)
-
-
-def search_sql(plan: AnonymizePlan, options: AnonymizeOptions) -> str:
-    """Return the SQL of ``kanon_search(...)``: one row describing the optimum.
-
-    ``plan`` is the planned ``kanon(..., method := 'optimal')`` call with ``options``;
-    for ``'datafly'`` and ``'mu_argus'`` the row describes their release instead
-    (:func:`kanon._historic.search_sql`).
-    """
-    if options.method in HISTORIC_METHODS:
-        # Imported here: the historic planner builds on the same modules as this one.
-        from kanon._historic import search_sql as historic_search_sql
-
-        return historic_search_sql(plan, options)
-    if options.method != "optimal":
-        msg = (
-            "kanon_search supports method 'optimal', 'datafly' or 'mu_argus' (full-domain "
-            f"generalization), got {options.method!r}"
-        )
-        raise InvalidInputError(msg)
-    qis = list(plan.qis)
-    models = plan.models
-    coded = qis if models is None or models.hierarchy is None else [*qis, models.hierarchy]
-    ctes = [hierarchy_cte(j, q) for j, q in enumerate(coded)]
-    names = ", ".join(literal(q.column.name) for q in qis)
-    field = "CAST(json_extract(r.stats, {path}) AS {typ})"
-    stats = ", ".join(
-        field.format(path=literal(f"$.{key}"), typ=typ) + f" AS {key}"
-        for key, typ in (
-            ("suppressed", "BIGINT"),
-            ("cost", "DOUBLE"),
-            ("classes", "BIGINT"),
-            ("nodes", "BIGINT"),
-            ("checked", "BIGINT"),
-            ("seconds", "DOUBLE"),
-        )
-    )
-    return (
-        "WITH "
-        + ",\n".join(optimal_ctes(plan.table, qis, options, plan.rows, ctes, models))
-        + f"\nSELECT map_from_entries(list_zip([{names}], r.levels)) AS levels, {stats}, "
-        f"{literal(options.metric or 'loss')} AS metric, {literal('optimal')} AS method, "
-        + ", ".join(f"NULL::BIGINT AS {key}" for key in HISTORIC_REPORT)
-        + ' FROM "__kanon_run"'
-    )
+__all__ = ["OPTIMAL", "level_bounds", "optimal_ctes"]
 
 
 def level_bounds(
@@ -314,20 +219,13 @@ def optimal_ctes(
     return ctes
 
 
-def optimal_sql(
-    table: Table,
-    qis: list[QuasiIdentifier],
-    identifiers: tuple[str, ...],
-    options: AnonymizeOptions,
-    rows: int,
-    ctes: list[str],
-    models: ResolvedModels | None = None,
-) -> tuple[str, str]:
+def optimal_sql(request: Request) -> tuple[str, str]:
     """Return the release query of the optimal full-domain generalization, twice.
 
     (The release has no group assignment to store, so its assignment query is itself.)
     """
-    ctes = optimal_ctes(table, qis, options, rows, ctes, models)
+    table, qis, options = request.table, request.qis, request.options
+    ctes = optimal_ctes(table, qis, options, request.rows, request.hierarchies, request.models)
     m = len(qis)
     fields = ", ".join(f'x[{j + 1}] AS "__kanon_c{j}"' for j in range(m))
     # The suppressed tuples (few) joined to the rows by their codes.
@@ -340,7 +238,7 @@ def optimal_sql(
     sql = transformation_release(
         table,
         qis,
-        identifiers,
+        request.identifiers,
         ctes,
         marks,
         lambda _: hidden,
@@ -349,55 +247,34 @@ def optimal_sql(
     return sql, sql
 
 
-def tuple_marks(m: int, field: str) -> tuple[str, str]:
-    """The CTE and join giving each row ``s."__kanon_x"``: its tuple's value in ``r.{field}``.
-
-    ``r.{field}`` (of ``__kanon_run``) holds a value per tuple ``t`` of ``__kanon_t``.
-    """
-    return (
-        f'"__kanon_s" AS (SELECT unnest(r.{field}) AS "__kanon_x", '
-        f'(generate_subscripts(r.{field}, 1) - 1)::UBIGINT AS t FROM "__kanon_run")',
-        f'JOIN "__kanon_t" t USING ({code_columns(m)}) JOIN "__kanon_s" s ON s.t = t.t',
-    )
-
-
-def transformation_release(
-    table: Table,
-    qis: list[QuasiIdentifier],
-    identifiers: tuple[str, ...],
-    ctes: list[str],
-    marks: tuple[str, str],
-    hidden: Callable[[int], str],
-    dropped: str | None,
-) -> str:
-    """The release of a full-domain transformation computed by ``__kanon_run``.
-
-    ``r.levels`` holds a level per QI; ``marks`` is the CTE ``__kanon_s`` and the join
-    that give each row its mark ``s."__kanon_x"`` (:func:`tuple_marks`, or the
-    suppressed tuples): QI ``j`` of a row is ``'*'`` where ``hidden(j)`` holds (or at
-    the top level), else its label at the level; rows where ``dropped`` holds are left
-    out.
-    """
-    m = len(qis)
-    marks_cte, marks_join = marks
-    ctes = [*ctes, marks_cte]
-    # Per QI, every leaf's label at the chosen level ('*' at the top): a lookup the
-    # rows join by their leaf code.
-    for j, q in enumerate(qis):
-        lvl = f"r.levels[{j + 1}]"
-        label = f"CASE WHEN {lvl} = {q.height} THEN {literal(ROOT)} ELSE {label_at(j, q, lvl)} END"
-        ctes.append(
-            f'"__kanon_g{j}" AS (SELECT v{j}.a0, {label} AS label '
-            f'FROM "__kanon_v{j}" v{j} CROSS JOIN "__kanon_run")'
+def search_sql(request: Request) -> str:
+    """Return the SQL of ``kanon_search(...)``: one row describing the optimum."""
+    qis, options = request.qis, request.options
+    names = ", ".join(literal(q.column.name) for q in qis)
+    field = "CAST(json_extract(r.stats, {path}) AS {typ})"
+    stats = ", ".join(
+        field.format(path=literal(f"$.{key}"), typ=typ) + f" AS {key}"
+        for key, typ in (
+            ("suppressed", "BIGINT"),
+            ("cost", "DOUBLE"),
+            ("classes", "BIGINT"),
+            ("nodes", "BIGINT"),
+            ("checked", "BIGINT"),
+            ("seconds", "DOUBLE"),
         )
-
-    def generalized(j: int) -> str:
-        return f"CASE WHEN {hidden(j)} THEN {literal(ROOT)} ELSE g{j}.label END"
-
-    out = release_columns(table, qis, identifiers, "r", generalized)
-    joins = " ".join(f'JOIN "__kanon_g{j}" g{j} ON g{j}.a0 = r."__kanon_c{j}"' for j in range(m))
-    where = "" if dropped is None else f" WHERE NOT ({dropped})"
-    return (
-        "WITH " + ",\n".join(ctes) + f'\nSELECT {", ".join(out)} FROM "__kanon_r" r '
-        f"{marks_join} {joins}{where}"
     )
+    return (
+        "WITH "
+        + ",\n".join(
+            optimal_ctes(
+                request.table, qis, options, request.rows, request.hierarchies, request.models
+            )
+        )
+        + f"\nSELECT map_from_entries(list_zip([{names}], r.levels)) AS levels, {stats}, "
+        f"{literal(options.metric or 'loss')} AS metric, {literal('optimal')} AS method, "
+        + ", ".join(f"NULL::BIGINT AS {key}" for key in HISTORIC_REPORT)
+        + ' FROM "__kanon_run"'
+    )
+
+
+OPTIMAL = Method("optimal", "kanon_optimal", optimal_sql, search_sql)

@@ -1,0 +1,116 @@
+"""``method := 'forest'`` and ``'forest_paper'``: Aggarwal et al.'s forest, in blocks.
+
+The plan (one statement): the coded parts (:mod:`kanon.planner.coding`), the leaf keys
+and packs of :mod:`kanon.planner.local`, one call of the kernel UDF ``kanon_forest`` per
+pack (which cuts the pack into blocks of at most ``block_size`` rows by Mondrian cuts
+and runs the forest in each, in parallel), then every row joined to its group: the
+kernel numbers the rows of a tuple copy by copy and returns where each tuple's rows
+start; a tuple's only row is its copy 0, the rows of a tuple occurring more often are
+ordered by their non-QI columns (equal inputs give equal releases, whatever the row
+order).
+"""
+
+from __future__ import annotations
+
+import json
+
+from kanon._sql import ident, literal
+from kanon.planner.coding import coded_ctes, hierarchy_lists
+from kanon.planner.labels import is_ordered
+from kanon.planner.local import (
+    key_ctes,
+    key_lists,
+    level_columns,
+    level_cte,
+    local_release,
+    pack_ctes,
+    rounds_for,
+)
+from kanon.planner.method import Method, Request
+
+__all__ = ["BLOCK_ROWS", "FOREST", "FOREST_PAPER", "FULL_EFFORT_ROWS", "PACK_ROWS"]
+
+#: variant → (pair cost, improvement passes). "forest": NCP pair costs, repair and
+#: improvement passes (the default). "forest_paper": Aggarwal et al.'s algorithm as
+#: published (level / height pair costs, FOREST, DECOMPOSE, repair pass only).
+VARIANTS: dict[str, tuple[str, bool]] = {"forest": ("ncp", True), "forest_paper": ("height", False)}
+#: Tables above this many rows are cut in SQL into packs (so no packed list holds a large
+#: table whole): about a quarter of the table each, within [PACK_ROWS, PACK_ROWS_MAX].
+PACK_ROWS = 1 << 18
+PACK_ROWS_MAX = 1 << 22
+#: The default block size per label mode: above it, a pack is cut into blocks by
+#: Mondrian cuts (range labels' neighbour search is a full scan: smaller blocks).
+BLOCK_ROWS = {"hierarchy": 50_000, "range": 5_000}
+#: Tables of at most this many rows get the full improvement passes by default, larger
+#: ones the fast passes (``effort := 'fast'``); measurements in benches/README.md.
+FULL_EFFORT_ROWS = 1 << 20
+
+
+def forest_sql(request: Request) -> tuple[str, str]:
+    """The forest's release and assignment queries: packs, blocks, groups, labels."""
+    table, qis, options, rows = request.table, request.qis, request.options, request.rows
+    m = len(qis)
+    ctes = coded_ctes(table, qis, request.hierarchies)
+    ctes += key_ctes(table, qis)
+    pack = min(max(rows // 4, PACK_ROWS), PACK_ROWS_MAX)
+    rounds = rounds_for(rows, pack)
+    ctes += pack_ctes(m, options.k, rounds, pack)
+    cut_keys, cut_spans = key_lists(m)
+    labels = options.labels or "hierarchy"
+    cost, improve = VARIANTS[options.method]
+    if labels == "range" and options.method == "forest":
+        cost = "range"
+    block = BLOCK_ROWS[labels] if options.block_size is None else options.block_size
+    effort = options.effort or ("full" if rows <= FULL_EFFORT_ROWS else "fast")
+    passes = effort if improve else "none"
+    kernel_options = {"m": m, "cost": cost, "improve": passes, "block_size": block}
+    range_keys = ", ".join(
+        f'(SELECT list(raw ORDER BY a0) FROM "__kanon_k{j}")' if is_ordered(q) else "[]::DOUBLE[]"
+        for j, q in enumerate(qis)
+    )
+    weights = ", ".join(repr(float(q.weight)) for q in qis)
+    ctes.append(
+        '"__kanon_run" AS (SELECT b, ts, kanon_forest(tuples, counts, '
+        f"[{hierarchy_lists(qis)}], [{weights}]::DOUBLE[], {options.k}::UBIGINT, "
+        f"{options.seed}::UBIGINT, {literal(json.dumps(kernel_options))}, "
+        f'[{range_keys}]::DOUBLE[][], {cut_keys}, {cut_spans}) AS r FROM "__kanon_pk")'
+    )
+    ctes.append(
+        '"__kanon_g" AS (SELECT b, ((b << 32) + unnest(r.g))::UBIGINT AS "__kanon_grp", '
+        '(generate_subscripts(r.g, 1) - 1)::UBIGINT AS "__kanon_i" FROM "__kanon_run")'
+    )
+    # Where the rows of each tuple start in its pack's list of groups.
+    ctes.append(
+        '"__kanon_o" AS (SELECT unnest(ts) AS "__kanon_t", unnest(r.o) AS "__kanon_o" '
+        'FROM "__kanon_run")'
+    )
+    ctes.append(level_cte(m))
+    codes = ", ".join(f'"__kanon_c{j}"' for j in range(m))
+    # The kernel numbers the rows of a tuple copy by copy: a tuple's only row is its copy
+    # 0, and the rows of a tuple occurring more often are ordered by their other columns.
+    # Their quasi-identifiers are equal (one code per value), so ordering by them too
+    # would decide nothing and only slow the sort; rows equal in every column are
+    # interchangeable.
+    qi_names = {q.column.name for q in qis}
+    others = [f"r.{ident(c.name)}" for c in table.columns if c.name not in qi_names]
+    order = f" ORDER BY {', '.join(others)}" if others else ""
+    joined = f'FROM "__kanon_r" r JOIN "__kanon_b{rounds}" p USING ({codes})'
+    ctes.append(
+        f'"__kanon_n" AS (SELECT r.*, p.b AS "__kanon_b", p.t AS "__kanon_t", '
+        f'0::UBIGINT AS "__kanon_c" {joined} WHERE p.n = 1 '
+        f"UNION ALL SELECT r.*, p.b, p.t, (row_number() OVER (PARTITION BY p.t{order}) - 1)"
+        f"::UBIGINT {joined} WHERE p.n > 1)"
+    )
+    rows_sql = (
+        'SELECT n.* EXCLUDE ("__kanon_b", "__kanon_t", "__kanon_c"), g."__kanon_grp", '
+        f"{level_columns(m, 'lv')} "
+        'FROM "__kanon_n" n JOIN "__kanon_o" o USING ("__kanon_t") '
+        'JOIN "__kanon_g" g ON g.b = n."__kanon_b" AND g."__kanon_i" = o."__kanon_o" + '
+        'n."__kanon_c" '
+        'JOIN "__kanon_lv" lv ON lv."__kanon_grp" = g."__kanon_grp"'
+    )
+    return local_release(table, qis, request.identifiers, ctes, rows_sql, labels)
+
+
+FOREST = Method("forest", "kanon_forest", forest_sql)
+FOREST_PAPER = Method("forest_paper", "kanon_forest", forest_sql)
