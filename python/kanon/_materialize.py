@@ -37,7 +37,8 @@ from kanon._owned import claim, drop_stale, helper, read_meta, temp_name
 from kanon._portable_view import materialize_global
 from kanon._sql import ident, literal
 from kanon.exceptions import ConfigError, HierarchyError, InvalidInputError
-from kanon.hierarchy import ROOT, default_outside, default_select, value_text
+from kanon.hierarchy.base import ROOT, value_text
+from kanon.hierarchy.numbers import default_outside, default_select
 from kanon.planner.hierarchies import hierarchy_select
 
 if TYPE_CHECKING:

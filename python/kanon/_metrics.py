@@ -75,7 +75,7 @@ from typing import TYPE_CHECKING, Any
 from kanon._catalog import configured_full, resolve_table
 from kanon._sql import ident, literal
 from kanon.exceptions import ConfigError, InvalidInputError
-from kanon.hierarchy import ROOT, value_text
+from kanon.hierarchy.base import ROOT, value_text
 from kanon.planner.hierarchies import hierarchy_cte, resolve_qis
 from kanon.planner.measures import exact_positions, ncp_sql, value_points
 

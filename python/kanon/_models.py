@@ -18,7 +18,7 @@ from kanon._catalog import resolve_columns, resolve_table
 from kanon._plan import sensitive_column
 from kanon._sql import ident, literal
 from kanon.exceptions import ConfigError, InvalidInputError
-from kanon.hierarchy import value_text
+from kanon.hierarchy.base import value_text
 from kanon.planner.hierarchies import hierarchy_of
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from kanon._catalog import Column, Table, configured, resolve_columns, resolve_t
 from kanon._roles import identifying_sql
 from kanon._sql import ident, literal
 from kanon.exceptions import ConfigError, InvalidInputError
-from kanon.hierarchy import value_text
+from kanon.hierarchy.base import value_text
 from kanon.planner.coding import coded_hierarchy
 from kanon.planner.hierarchies import check_hierarchies, hierarchy_cte, hierarchy_of
 

@@ -29,7 +29,7 @@ from kanon._install import install_kernels
 from kanon._owned import claim, drop_stale, helper
 from kanon._sql import ident, literal
 from kanon.exceptions import InvalidInputError
-from kanon.hierarchy import ROOT, value_text
+from kanon.hierarchy.base import ROOT, value_text
 from kanon.planner.coding import coded_ctes
 from kanon.planner.hierarchies import hierarchy_cte
 from kanon.planner.labels import release_columns

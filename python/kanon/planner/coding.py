@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 
 from kanon import _types
 from kanon._sql import ident, literal
-from kanon.hierarchy import default_outside, default_range_text, value_text
+from kanon.hierarchy.base import value_text
+from kanon.hierarchy.numbers import default_outside, default_range_text
 
 if TYPE_CHECKING:
     from kanon._catalog import Table

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kanon._sql import literal
-from kanon.hierarchy import ROOT
+from kanon.hierarchy.base import ROOT
 from kanon.planner.coding import code_columns
 from kanon.planner.labels import label_at, release_columns
 

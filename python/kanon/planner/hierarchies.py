@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 from kanon._catalog import Column, Table, UnknownTableError, resolve_columns, resolve_table
 from kanon._sql import ident
 from kanon.exceptions import ConfigError, HierarchyError
-from kanon.hierarchy import default_select, default_spec, leaves_from, value_text
+from kanon.hierarchy.base import leaves_from, value_text
+from kanon.hierarchy.numbers import default_select, default_spec
 
 if TYPE_CHECKING:
     import duckdb

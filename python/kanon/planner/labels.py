@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from kanon import _types
 from kanon._sql import ident, literal
-from kanon.hierarchy import ROOT
+from kanon.hierarchy.base import ROOT
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from kanon._sql import ident, literal
 from kanon._types import position
-from kanon.hierarchy import ROOT, value_text
+from kanon.hierarchy.base import ROOT, value_text
 from kanon.planner.coding import keyed_by_value
 from kanon.planner.labels import is_ordered, label_at, range_label, release_columns, uses_range
 from kanon.planner.measures import exact_positions

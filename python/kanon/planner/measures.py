@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from kanon._sql import ident
 from kanon._types import position
-from kanon.hierarchy import value_text
+from kanon.hierarchy.base import value_text
 
 if TYPE_CHECKING:
     from kanon.planner.hierarchies import QuasiIdentifier
