@@ -85,6 +85,7 @@ if TYPE_CHECKING:
     import duckdb
 
     from kanon.planner.hierarchies import QuasiIdentifier
+    from kanon.planner.sql import Cte
 
 __all__ = ["COLUMNS", "Metrics", "plan_metrics"]
 
@@ -181,11 +182,11 @@ class Metrics:
         )
 
 
-def _nodes_cte(j: int, q: QuasiIdentifier, source: str) -> list[str]:
+def _nodes_cte(j: int, q: QuasiIdentifier, hierarchy: Cte, source: str) -> list[str]:
     """CTEs ``__kanon_p{j}`` (present leaves), ``__kanon_d{j}`` (domain), ``__kanon_n{j}``."""
     top = q.height
     present = (
-        f'"__kanon_p{j}" AS (WITH p0 AS (SELECT h.*, d.x, d.val FROM "__kanon_h{j}" h JOIN '
+        f'"__kanon_p{j}" AS (WITH p0 AS (SELECT h.*, d.x, d.val FROM {hierarchy.ref} h JOIN '
         f"{value_points(q, source)} d ON h.k = d.key) {exact_positions('p0')})"
     )
     domain = (
@@ -204,7 +205,7 @@ def _nodes_cte(j: int, q: QuasiIdentifier, source: str) -> list[str]:
     return [present, domain, nodes]
 
 
-def _level_ctes(j: int, q: QuasiIdentifier) -> list[str]:
+def _level_ctes(j: int, q: QuasiIdentifier, hierarchy: Cte) -> list[str]:
     """CTEs giving QI ``j``'s level in the release and its NUE parts.
 
     ``__kanon_lv{j}``: every (label, level) of the hierarchy over the present values, the
@@ -233,7 +234,7 @@ def _level_ctes(j: int, q: QuasiIdentifier) -> list[str]:
         "GROUP BY v.lvl) h ON true GROUP BY a.labels)",
         f"{vc} AS (SELECT v.key, v.cnt, [{path}][l.lvl + 1] AS label FROM "
         f'(SELECT k{j} AS key, sum(n)::BIGINT AS cnt FROM "__kanon_tup" GROUP BY 1) v '
-        f'LEFT JOIN "__kanon_h{j}" h ON v.key = h.k CROSS JOIN {lj} l)',
+        f"LEFT JOIN {hierarchy.ref} h ON v.key = h.k CROSS JOIN {lj} l)",
         f"{gl} AS (SELECT label, sum(cnt)::BIGINT AS n FROM {vc} GROUP BY 1)",
         f'"__kanon_e{j}" AS (SELECT l.lvl, CASE WHEN l.lvl IS NULL THEN NULL ELSE g.gen END '
         f"AS gen, p.pen FROM {lj} l, "
@@ -286,9 +287,10 @@ def plan_metrics(
         msg = f"the released table {released!r} is the original table; pass the release"
         raise ConfigError(msg)
     m = len(qis)
-    ctes = [hierarchy_cte(j, q) for j, q in enumerate(qis)]
+    hierarchies = [hierarchy_cte(j, q) for j, q in enumerate(qis)]
+    ctes = [h.render() for h in hierarchies]
     for j, q in enumerate(qis):
-        ctes += _nodes_cte(j, q, src.sql)
+        ctes += _nodes_cte(j, q, hierarchies[j], src.sql)
     # The released labels as text, and which rows are suppressed: every QI '*', unless
     # every row is (the top node).
     labels = ", ".join(
@@ -317,7 +319,7 @@ def plan_metrics(
         'AS kept FROM "__kanon_rl") r)'
     )
     for j, q in enumerate(qis):
-        ctes += _level_ctes(j, q)
+        ctes += _level_ctes(j, q, hierarchies[j])
     ctes.append(_node_classes_cte(m))
     cells = []
     costs = []

@@ -134,7 +134,7 @@ def _sensitive_hierarchy(
 ) -> tuple[list[str], str, str]:
     """The hierarchical ground distance: CTEs coding the sensitive column's hierarchy.
 
-    Returns the CTEs (``__kanon_h0``, the configured hierarchy checked against the table,
+    Returns the CTEs (the configured hierarchy checked against the table,
     and ``__kanon_sv``, its leaves present in the table, plus a NULL leaf right under the
     root when the column holds NULLs, coded ``a0`` in depth-first order and ``a{l}`` per
     level), the SQL of the sensitive dictionary ``sdict`` (``sv`` → leaf code ``c``) and
@@ -149,10 +149,10 @@ def _sensitive_hierarchy(
         )
         raise ConfigError(msg)
     q = hierarchy_of(con, table, sens, name, 1.0)
-    ctes = [hierarchy_cte(0, q)]
-    check_hierarchies(con, table, [q], ctes)
+    hierarchy = hierarchy_cte(0, q)
+    check_hierarchies(con, table, [q], [hierarchy])
     top = q.height
-    ctes.append(f'"__kanon_sv" AS ({coded_hierarchy("__kanon_h0", q, table.sql)})')
+    ctes = [hierarchy.render(), f'"__kanon_sv" AS ({coded_hierarchy(hierarchy, q, table.sql)})']
     key = value_text("d.sv", sens.type)
     # The table changed since planning: a value without a leaf stops the query.
     lost = literal(f"a value of sensitive column {sens.name!r} is missing from its hierarchy: ")

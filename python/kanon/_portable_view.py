@@ -34,23 +34,25 @@ from kanon.planner.coding import coded_ctes
 from kanon.planner.hierarchies import hierarchy_cte
 from kanon.planner.labels import release_columns
 from kanon.planner.optimal import optimal_ctes
+from kanon.planner.sql import with_query
 
 if TYPE_CHECKING:
     import duckdb
 
     from kanon._catalog import Table
+    from kanon.planner.coding import Coded
     from kanon.planner.hierarchies import QuasiIdentifier
 
 __all__ = ["materialize_global"]
 
 
-def _lookup_sql(table: Table, j: int, q: QuasiIdentifier, level: int) -> str:
+def _lookup_sql(table: Table, coded: Coded, j: int, q: QuasiIdentifier, level: int) -> str:
     """The distinct non-NULL values of QI ``j`` (typed) with their label at ``level``."""
     c = ident(q.column.name)
     label = "v.k" if level == 0 else f"v.l{level}"
     return (
         f"SELECT DISTINCT s.{c} AS value, CAST({label} AS VARCHAR) AS label "
-        f'FROM {table.sql} s JOIN "__kanon_v{j}" v '
+        f"FROM {table.sql} s JOIN {coded.values[j].ref} v "
         f"ON {value_text(f's.{c}', q.column.type)} = v.k WHERE s.{c} IS NOT NULL"
     )
 
@@ -122,9 +124,9 @@ def materialize_global(
     objects = [name, helper(name, "meta"), *(helper(name, f"h{j}") for j in range(len(qis)))]
     owned = claim(con, name, objects)
     hierarchies = [hierarchy_cte(j, q) for j, q in enumerate(qis)]
-    head = "WITH " + ",\n".join(optimal_ctes(source, qis, options, plan.rows, hierarchies))
+    search = optimal_ctes(source, qis, options, plan.rows, hierarchies)
     ((levels, stats_text),) = con.execute(
-        f'{head}\nSELECT r.levels, r.stats FROM "__kanon_run"'
+        with_query(search.ctes, f"SELECT r.levels, r.stats FROM {search.kernel.ref}")
     ).fetchall()
     levels = [int(x) for x in levels]
     stats = json.loads(stats_text)
@@ -144,7 +146,7 @@ def materialize_global(
     if stats["suppressed"] and not options.drop_suppressed and stats["suppressed"] < options.k:
         msg = "internal error: the optimum suppresses fewer than k rows into the '*' class"
         raise InvalidInputError(msg)
-    coded = "WITH " + ",\n".join(coded_ctes(source, qis, hierarchies))
+    coded = coded_ctes(source, qis, hierarchies)
     con.execute("BEGIN TRANSACTION")
     try:
         drop_stale(con, owned, objects)
@@ -154,8 +156,8 @@ def materialize_global(
                 con.execute(f"DROP TABLE IF EXISTS {lookup}")
                 continue
             con.execute(
-                f"CREATE OR REPLACE TABLE {lookup} AS {coded}\n"
-                f"{_lookup_sql(source, j, q, levels[j])}"
+                f"CREATE OR REPLACE TABLE {lookup} AS "
+                + with_query(coded.ctes, _lookup_sql(source, coded, j, q, levels[j]))
             )
         con.execute(
             f"CREATE OR REPLACE TABLE {ident(helper(name, 'meta'))} AS SELECT ? AS meta",

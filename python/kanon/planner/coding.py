@@ -1,38 +1,78 @@
 """Column coding: every quasi-identifier's values as dense codes of its hierarchy.
 
-The coded parts of a plan (after the hierarchies of :mod:`kanon.planner.hierarchies`):
+:func:`coded_ctes` returns the coded parts of a plan (after the hierarchies of
+:mod:`kanon.planner.hierarchies`) as a :class:`Coded`:
 
-* ``__kanon_v{j}``: hierarchy ``j`` restricted to the values present in the data (plus a
+* ``values[j]``: hierarchy ``j`` restricted to the values present in the data (plus a
   NULL leaf right under the root when the column holds NULLs), with dense codes: ``a0``
   the leaf in depth-first order, ``a{l}`` the label at level ``l``;
-* ``__kanon_r``: every source row with its leaf codes ``__kanon_c{j}``;
-* ``__kanon_t``: the distinct code tuples in value order with their counts.
+* ``rows``: every source row with its leaf codes (:func:`code_column`);
+* ``tuples``: the distinct code tuples ``t`` in value order with their counts ``n``.
 
 The kernels receive the tuples and the hierarchies as packed lists of these codes.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kanon import _types
 from kanon._sql import ident, literal
 from kanon.hierarchy.base import value_text
 from kanon.hierarchy.numbers import default_outside, default_range_text
+from kanon.planner.sql import Cte, internal
 
 if TYPE_CHECKING:
     from kanon._catalog import Table
     from kanon.planner.hierarchies import QuasiIdentifier
 
 __all__ = [
+    "Coded",
+    "code_column",
     "code_columns",
     "coded_ctes",
     "coded_hierarchy",
     "hierarchy_lists",
     "keyed_by_value",
     "leaf_key",
-    "tuple_lists",
 ]
+
+
+def code_column(j: int) -> str:
+    """The helper column holding a row's leaf code of QI ``j``, quoted."""
+    return ident(internal(f"code{j}"))
+
+
+def code_columns(m: int) -> str:
+    """The leaf-code columns of ``m`` QIs (:func:`code_column`), as an SQL list."""
+    return ", ".join(code_column(j) for j in range(m))
+
+
+@dataclass(frozen=True)
+class Coded:
+    """The coded parts of a plan, in the order they are defined."""
+
+    hierarchies: list[Cte]  # per QI (and the sensitive column), hierarchy_cte
+    values: list[Cte]  # per QI (and the sensitive column), its coded hierarchy
+    rows: Cte  # every source row with its leaf codes
+    tuples: Cte  # the distinct code tuples with their number t and rows n
+
+    @property
+    def ctes(self) -> list[Cte]:
+        """Every part, ready for :func:`kanon.planner.sql.with_query`."""
+        return [*self.hierarchies, *self.values, self.rows, self.tuples]
+
+    def tuple_lists(self, m: int) -> tuple[str, str]:
+        """SQL of the packed tuples and of their counts.
+
+        The tuples are one ``UINTEGER[]`` (``m`` codes each, in order ``t``), the counts
+        a ``UBIGINT[]``.
+        """
+        return (
+            f"(SELECT flatten(list([{code_columns(m)}] ORDER BY t)) FROM {self.tuples.ref})",
+            f"(SELECT list(n ORDER BY t) FROM {self.tuples.ref})",
+        )
 
 
 def keyed_by_value(q: QuasiIdentifier) -> bool:
@@ -50,17 +90,18 @@ def leaf_key(expr: str, q: QuasiIdentifier) -> str:
     return expr if keyed_by_value(q) else value_text(expr, q.column.type)
 
 
-def coded_hierarchy(hierarchy: str, q: QuasiIdentifier, src: str) -> str:
+def coded_hierarchy(hierarchy: Cte, q: QuasiIdentifier, src: str) -> str:
     """SQL of a hierarchy restricted to the values of ``src`` present, coded.
 
-    ``hierarchy`` names the CTE of :func:`hierarchy_select`; the result has ``vk`` (the
-    value's :func:`leaf_key`), ``k``, the labels ``l1 … lL``, ``a0`` the leaf in
-    depth-first order and ``a{l}`` the label at level ``l`` (dense), plus a NULL leaf
+    ``hierarchy`` is the CTE of :func:`kanon.planner.hierarchies.hierarchy_cte`; the
+    result has ``vk`` (the value's :func:`leaf_key`), ``k``, the labels ``l1 … lL``,
+    ``a0`` the leaf in depth-first order and ``a{l}`` the label at level ``l`` (dense),
+    plus a NULL leaf
     right under the root when the column holds NULLs (``vk`` and ``k`` NULL).
     """
     top = q.height
     c = ident(q.column.name)
-    h = ident(hierarchy)
+    h = hierarchy.ref
     path = ", ".join([f"l{i}" for i in range(top, 0, -1)] + ["k"])
     levels = ", ".join(
         f"(dense_rank() OVER (ORDER BY l{i}) - 1)::UINTEGER AS a{i}" for i in range(1, top + 1)
@@ -83,22 +124,20 @@ def coded_hierarchy(hierarchy: str, q: QuasiIdentifier, src: str) -> str:
 def coded_ctes(
     table: Table,
     qis: list[QuasiIdentifier],
-    ctes: list[str],
+    hierarchies: list[Cte],
     extra: QuasiIdentifier | None = None,
-) -> list[str]:
-    """Return ``ctes`` (the ``__kanon_h{j}``) with the coded CTEs appended.
+) -> Coded:
+    """The coded parts of ``qis`` over their ``hierarchies`` (see :class:`Coded`).
 
-    ``__kanon_v{j}``: the hierarchies over the present values, coded (``extra``, the
-    sensitive column's hierarchy, as ``__kanon_v{m}``); ``__kanon_r``: every row with
-    its leaf codes ``__kanon_c{j}``; ``__kanon_t``: the distinct code tuples ``t`` in
-    value order with their counts ``n``.
+    ``extra`` (the sensitive column's hierarchy, last in ``hierarchies``) is coded too,
+    as the last of ``values``.
     """
     m = len(qis)
-    ctes = list(ctes)
     src = table.sql
-    for j, q in enumerate(qis if extra is None else [*qis, extra]):
-        ctes.append(f'"__kanon_v{j}" AS ({coded_hierarchy(f"__kanon_h{j}", q, src)})')
-    codes = [f'"__kanon_c{j}"' for j in range(m)]
+    values = [
+        Cte(internal(f"coded{j}"), coded_hierarchy(hierarchies[j], q, src))
+        for j, q in enumerate(qis if extra is None else [*qis, extra])
+    ]
     code_list = code_columns(m)
     selects = ["s.*"]
     joins = []
@@ -116,18 +155,21 @@ def coded_ctes(
                 "plan the query again: "
             )
             guard += f"WHEN {outside} THEN error({text} || {key}) "
-        selects.append(f"CASE {guard}ELSE v{j}.a0 END AS {codes[j]}")
+        selects.append(f"CASE {guard}ELSE v{j}.a0 END AS {code_column(j)}")
         joins.append(
-            f'LEFT JOIN "__kanon_v{j}" v{j} '
+            f"LEFT JOIN {values[j].ref} v{j} "
             f"ON {leaf_key(f's.{ident(q.column.name)}', q)} IS NOT DISTINCT FROM v{j}.vk"
         )
-    ctes.append(f'"__kanon_r" AS (SELECT {", ".join(selects)} FROM {src} s {" ".join(joins)})')
-    ctes.append(
-        f'"__kanon_t" AS (SELECT {code_list}, count(*)::UBIGINT AS n, '
-        f"(row_number() OVER (ORDER BY {code_list}) - 1)::UBIGINT AS t "
-        f'FROM "__kanon_r" GROUP BY {code_list})'
+    rows = Cte(
+        internal("coded_rows"), f"SELECT {', '.join(selects)} FROM {src} s {' '.join(joins)}"
     )
-    return ctes
+    tuples = Cte(
+        internal("tuples"),
+        f"SELECT {code_list}, count(*)::UBIGINT AS n, "
+        f"(row_number() OVER (ORDER BY {code_list}) - 1)::UBIGINT AS t "
+        f"FROM {rows.ref} GROUP BY {code_list}",
+    )
+    return Coded(list(hierarchies), values, rows, tuples)
 
 
 def _missing(table: Table, q: QuasiIdentifier, key: str) -> str:
@@ -144,28 +186,11 @@ def _missing(table: Table, q: QuasiIdentifier, key: str) -> str:
     return f"{literal(head)} || {key} || {literal(tail)}"
 
 
-def hierarchy_lists(qis: list[QuasiIdentifier]) -> str:
+def hierarchy_lists(coded: Coded, qis: list[QuasiIdentifier]) -> str:
     """SQL of a ``UINTEGER[][][]``: per QI, per level, the label code of every leaf."""
     return ", ".join(
         "(SELECT ["
         + ", ".join(f"list(a{i} ORDER BY a0)" for i in range(q.height + 1))
-        + f'] FROM "__kanon_v{j}")'
+        + f"] FROM {coded.values[j].ref})"
         for j, q in enumerate(qis)
-    )
-
-
-def code_columns(m: int) -> str:
-    """The leaf-code columns ``__kanon_c{j}`` of ``m`` QIs, as an SQL list."""
-    return ", ".join(f'"__kanon_c{j}"' for j in range(m))
-
-
-def tuple_lists(m: int) -> tuple[str, str]:
-    """SQL of the packed tuples and of their counts.
-
-    The tuples are one ``UINTEGER[]`` (``m`` codes each, in order ``t``), the counts a
-    ``UBIGINT[]``.
-    """
-    return (
-        f'(SELECT flatten(list([{code_columns(m)}] ORDER BY t)) FROM "__kanon_t")',
-        '(SELECT list(n ORDER BY t) FROM "__kanon_t")',
     )

@@ -15,9 +15,10 @@ from __future__ import annotations
 import json
 
 from kanon._sql import ident, literal
-from kanon.planner.coding import coded_ctes, hierarchy_lists
+from kanon.planner.coding import code_columns, coded_ctes, hierarchy_lists
 from kanon.planner.labels import is_ordered
 from kanon.planner.local import (
+    GROUP,
     key_ctes,
     key_lists,
     level_columns,
@@ -27,6 +28,7 @@ from kanon.planner.local import (
     rounds_for,
 )
 from kanon.planner.method import Method, Request
+from kanon.planner.sql import Cte, internal
 
 __all__ = ["BLOCK_ROWS", "FOREST", "FOREST_PAPER", "FULL_EFFORT_ROWS", "PACK_ROWS"]
 
@@ -50,12 +52,12 @@ def forest_sql(request: Request) -> tuple[str, str]:
     """The forest's release and assignment queries: packs, blocks, groups, labels."""
     table, qis, options, rows = request.table, request.qis, request.options, request.rows
     m = len(qis)
-    ctes = coded_ctes(table, qis, request.hierarchies)
-    ctes += key_ctes(table, qis)
+    coded = coded_ctes(table, qis, request.hierarchies)
+    keys = key_ctes(table, qis, coded)
     pack = min(max(rows // 4, PACK_ROWS), PACK_ROWS_MAX)
     rounds = rounds_for(rows, pack)
-    ctes += pack_ctes(m, options.k, rounds, pack)
-    cut_keys, cut_spans = key_lists(m)
+    packs = pack_ctes(coded, keys, options.k, rounds, pack)
+    cut_keys, cut_spans = key_lists(keys)
     labels = options.labels or "hierarchy"
     cost, improve = VARIANTS[options.method]
     if labels == "range" and options.method == "forest":
@@ -65,27 +67,32 @@ def forest_sql(request: Request) -> tuple[str, str]:
     passes = effort if improve else "none"
     kernel_options = {"m": m, "cost": cost, "improve": passes, "block_size": block}
     range_keys = ", ".join(
-        f'(SELECT list(raw ORDER BY a0) FROM "__kanon_k{j}")' if is_ordered(q) else "[]::DOUBLE[]"
+        f"(SELECT list(raw ORDER BY a0) FROM {keys[j].ref})" if is_ordered(q) else "[]::DOUBLE[]"
         for j, q in enumerate(qis)
     )
     weights = ", ".join(repr(float(q.weight)) for q in qis)
-    ctes.append(
-        '"__kanon_run" AS (SELECT b, ts, kanon_forest(tuples, counts, '
-        f"[{hierarchy_lists(qis)}], [{weights}]::DOUBLE[], {options.k}::UBIGINT, "
+    kernel = Cte(
+        internal("kernel"),
+        "SELECT b, ts, kanon_forest(tuples, counts, "
+        f"[{hierarchy_lists(coded, qis)}], [{weights}]::DOUBLE[], {options.k}::UBIGINT, "
         f"{options.seed}::UBIGINT, {literal(json.dumps(kernel_options))}, "
-        f'[{range_keys}]::DOUBLE[][], {cut_keys}, {cut_spans}) AS r FROM "__kanon_pk")'
+        f"[{range_keys}]::DOUBLE[][], {cut_keys}, {cut_spans}) AS r FROM {packs.packs.ref}",
+        ("b", "ts", "r"),
     )
-    ctes.append(
-        '"__kanon_g" AS (SELECT b, ((b << 32) + unnest(r.g))::UBIGINT AS "__kanon_grp", '
-        '(generate_subscripts(r.g, 1) - 1)::UBIGINT AS "__kanon_i" FROM "__kanon_run")'
+    index, offset, tuple_, pack_, copy = (
+        ident(internal(x)) for x in ("index", "offset", "tuple", "pack", "copy")
+    )
+    groups = Cte(
+        internal("groups"),
+        f"SELECT b, ((b << 32) + unnest(r.g))::UBIGINT AS {GROUP}, "
+        f"(generate_subscripts(r.g, 1) - 1)::UBIGINT AS {index} FROM {kernel.ref}",
     )
     # Where the rows of each tuple start in its pack's list of groups.
-    ctes.append(
-        '"__kanon_o" AS (SELECT unnest(ts) AS "__kanon_t", unnest(r.o) AS "__kanon_o" '
-        'FROM "__kanon_run")'
+    offsets = Cte(
+        internal("offsets"),
+        f"SELECT unnest(ts) AS {tuple_}, unnest(r.o) AS {offset} FROM {kernel.ref}",
     )
-    ctes.append(level_cte(m))
-    codes = ", ".join(f'"__kanon_c{j}"' for j in range(m))
+    levels = level_cte(m, kernel)
     # The kernel numbers the rows of a tuple copy by copy: a tuple's only row is its copy
     # 0, and the rows of a tuple occurring more often are ordered by their other columns.
     # Their quasi-identifiers are equal (one code per value), so ordering by them too
@@ -94,22 +101,23 @@ def forest_sql(request: Request) -> tuple[str, str]:
     qi_names = {q.column.name for q in qis}
     others = [f"r.{ident(c.name)}" for c in table.columns if c.name not in qi_names]
     order = f" ORDER BY {', '.join(others)}" if others else ""
-    joined = f'FROM "__kanon_r" r JOIN "__kanon_b{rounds}" p USING ({codes})'
-    ctes.append(
-        f'"__kanon_n" AS (SELECT r.*, p.b AS "__kanon_b", p.t AS "__kanon_t", '
-        f'0::UBIGINT AS "__kanon_c" {joined} WHERE p.n = 1 '
+    joined = f"FROM {coded.rows.ref} r JOIN {packs.blocks.ref} p USING ({code_columns(m)})"
+    numbered = Cte(
+        internal("numbered"),
+        f"SELECT r.*, p.b AS {pack_}, p.t AS {tuple_}, "
+        f"0::UBIGINT AS {copy} {joined} WHERE p.n = 1 "
         f"UNION ALL SELECT r.*, p.b, p.t, (row_number() OVER (PARTITION BY p.t{order}) - 1)"
-        f"::UBIGINT {joined} WHERE p.n > 1)"
+        f"::UBIGINT {joined} WHERE p.n > 1",
     )
     rows_sql = (
-        'SELECT n.* EXCLUDE ("__kanon_b", "__kanon_t", "__kanon_c"), g."__kanon_grp", '
+        f"SELECT n.* EXCLUDE ({pack_}, {tuple_}, {copy}), g.{GROUP}, "
         f"{level_columns(m, 'lv')} "
-        'FROM "__kanon_n" n JOIN "__kanon_o" o USING ("__kanon_t") '
-        'JOIN "__kanon_g" g ON g.b = n."__kanon_b" AND g."__kanon_i" = o."__kanon_o" + '
-        'n."__kanon_c" '
-        'JOIN "__kanon_lv" lv ON lv."__kanon_grp" = g."__kanon_grp"'
+        f"FROM {numbered.ref} n JOIN {offsets.ref} o USING ({tuple_}) "
+        f"JOIN {groups.ref} g ON g.b = n.{pack_} AND g.{index} = o.{offset} + n.{copy} "
+        f"JOIN {levels.ref} lv ON lv.{GROUP} = g.{GROUP}"
     )
-    return local_release(table, qis, request.identifiers, ctes, rows_sql, labels)
+    ctes = [*coded.ctes, *keys, *packs.ctes, kernel, groups, offsets, levels, numbered]
+    return local_release(table, qis, request.identifiers, coded, ctes, rows_sql, labels)
 
 
 FOREST = Method("forest", "kanon_forest", forest_sql)

@@ -7,34 +7,55 @@ suppressed tuples, a mark; the release takes every row's label at its column's l
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kanon._sql import literal
+from kanon._sql import ident, literal
 from kanon.hierarchy.base import ROOT
-from kanon.planner.coding import code_columns
+from kanon.planner.coding import code_column, code_columns
 from kanon.planner.labels import label_at, release_columns
+from kanon.planner.sql import Cte, internal, with_query
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from kanon._catalog import Table
+    from kanon.planner.coding import Coded
     from kanon.planner.hierarchies import QuasiIdentifier
 
-__all__ = ["HISTORIC_REPORT", "transformation_release", "tuple_marks"]
+__all__ = ["HISTORIC_REPORT", "MARK", "KernelPlan", "transformation_release", "tuple_marks"]
 
 #: The columns of ``kanon_search`` reporting a historic algorithm (NULL for the optimum).
 HISTORIC_REPORT = ("unprotected_rows", "unprotected_classes", "suppressed_cells", "topped_up_rows")
 
 
-def tuple_marks(m: int, field: str) -> tuple[str, str]:
-    """The CTE and join giving each row ``s."__kanon_x"``: its tuple's value in ``r.{field}``.
+@dataclass(frozen=True)
+class KernelPlan:
+    """The parts of a full-domain plan up to its kernel call (one row, struct ``r``)."""
 
-    ``r.{field}`` (of ``__kanon_run``) holds a value per tuple ``t`` of ``__kanon_t``.
+    coded: Coded
+    ctes: list[Cte]  # every CTE, the kernel's last
+    kernel: Cte
+
+
+#: The helper column of a row's mark (what :func:`tuple_marks` gives it).
+MARK = ident(internal("mark"))
+
+
+def tuple_marks(coded: Coded, kernel: Cte, m: int, field: str) -> tuple[Cte, str]:
+    """The CTE and join giving each row ``s.{MARK}``: its tuple's value in ``r.{field}``.
+
+    ``r.{field}`` (of the ``kernel`` CTE) holds a value per tuple ``t`` of the tuples.
     """
+    marks = Cte(
+        internal("marks"),
+        f"SELECT unnest(r.{field}) AS {MARK}, "
+        f"(generate_subscripts(r.{field}, 1) - 1)::UBIGINT AS t FROM {kernel.ref}",
+        ("t", MARK),
+    )
     return (
-        f'"__kanon_s" AS (SELECT unnest(r.{field}) AS "__kanon_x", '
-        f'(generate_subscripts(r.{field}, 1) - 1)::UBIGINT AS t FROM "__kanon_run")',
-        f'JOIN "__kanon_t" t USING ({code_columns(m)}) JOIN "__kanon_s" s ON s.t = t.t',
+        marks,
+        f"JOIN {coded.tuples.ref} t USING ({code_columns(m)}) JOIN {marks.ref} s ON s.t = t.t",
     )
 
 
@@ -42,39 +63,46 @@ def transformation_release(
     table: Table,
     qis: list[QuasiIdentifier],
     identifiers: tuple[str, ...],
-    ctes: list[str],
-    marks: tuple[str, str],
+    plan: KernelPlan,
+    marks: tuple[Cte, str],
     hidden: Callable[[int], str],
     dropped: str | None,
 ) -> str:
-    """The release of a full-domain transformation computed by ``__kanon_run``.
+    """The release of a full-domain transformation computed by ``kernel``.
 
-    ``r.levels`` holds a level per QI; ``marks`` is the CTE ``__kanon_s`` and the join
-    that give each row its mark ``s."__kanon_x"`` (:func:`tuple_marks`, or the
-    suppressed tuples): QI ``j`` of a row is ``'*'`` where ``hidden(j)`` holds (or at
-    the top level), else its label at the level; rows where ``dropped`` holds are left
-    out.
+    ``r.levels`` holds a level per QI; ``marks`` is the CTE and the join that give each
+    row its mark ``s.{MARK}`` (:func:`tuple_marks`, or the suppressed tuples): QI ``j``
+    of a row is ``'*'`` where ``hidden(j)`` holds (or at the top level), else its label
+    at the level; rows where ``dropped`` holds are left out.
     """
-    m = len(qis)
+    coded, kernel = plan.coded, plan.kernel
     marks_cte, marks_join = marks
-    ctes = [*ctes, marks_cte]
+    ctes = [*plan.ctes, marks_cte]
     # Per QI, every leaf's label at the chosen level ('*' at the top): a lookup the
     # rows join by their leaf code.
+    lookups = []
     for j, q in enumerate(qis):
         lvl = f"r.levels[{j + 1}]"
         label = f"CASE WHEN {lvl} = {q.height} THEN {literal(ROOT)} ELSE {label_at(j, q, lvl)} END"
-        ctes.append(
-            f'"__kanon_g{j}" AS (SELECT v{j}.a0, {label} AS label '
-            f'FROM "__kanon_v{j}" v{j} CROSS JOIN "__kanon_run")'
+        lookups.append(
+            Cte(
+                internal(f"labels{j}"),
+                f"SELECT v{j}.a0, {label} AS label "
+                f"FROM {coded.values[j].ref} v{j} CROSS JOIN {kernel.ref}",
+                ("a0", "label"),
+            )
         )
+    ctes += lookups
 
     def generalized(j: int) -> str:
         return f"CASE WHEN {hidden(j)} THEN {literal(ROOT)} ELSE g{j}.label END"
 
     out = release_columns(table, qis, identifiers, "r", generalized)
-    joins = " ".join(f'JOIN "__kanon_g{j}" g{j} ON g{j}.a0 = r."__kanon_c{j}"' for j in range(m))
+    joins = " ".join(
+        f"JOIN {lookup.ref} g{j} ON g{j}.a0 = r.{code_column(j)}"
+        for j, lookup in enumerate(lookups)
+    )
     where = "" if dropped is None else f" WHERE NOT ({dropped})"
-    return (
-        "WITH " + ",\n".join(ctes) + f'\nSELECT {", ".join(out)} FROM "__kanon_r" r '
-        f"{marks_join} {joins}{where}"
+    return with_query(
+        ctes, f"SELECT {', '.join(out)} FROM {coded.rows.ref} r {marks_join} {joins}{where}"
     )

@@ -16,6 +16,7 @@ from kanon._sql import ident
 from kanon.exceptions import ConfigError, HierarchyError
 from kanon.hierarchy.base import leaves_from, value_text
 from kanon.hierarchy.numbers import default_select, default_spec
+from kanon.planner.sql import Cte, internal, with_query
 
 if TYPE_CHECKING:
     import duckdb
@@ -95,16 +96,20 @@ def hierarchy_select(q: QuasiIdentifier) -> str:
     return f"SELECT {', '.join(exprs)} FROM ({q.select})"
 
 
-def hierarchy_cte(j: int, q: QuasiIdentifier) -> str:
-    """CTE ``__kanon_h{j}``: :func:`hierarchy_select` of quasi-identifier ``j``."""
-    return f'"__kanon_h{j}" AS ({hierarchy_select(q)})'
+def hierarchy_cte(j: int, q: QuasiIdentifier) -> Cte:
+    """The hierarchy of quasi-identifier ``j``: :func:`hierarchy_select` as a CTE."""
+    return Cte(
+        internal(f"hierarchy{j}"),
+        hierarchy_select(q),
+        ("k", *(f"l{i}" for i in range(1, len(q.labels)))),
+    )
 
 
 def check_hierarchies(
     con: duckdb.DuckDBPyConnection,
     table: Table,
     qis: list[QuasiIdentifier],
-    ctes: list[str],
+    ctes: list[Cte],
     *,
     values: bool = True,
 ) -> None:
@@ -118,7 +123,7 @@ def check_hierarchies(
     for j, q in enumerate(qis):
         if q.hierarchy is None:
             continue
-        h = f'"__kanon_h{j}"'
+        h = ctes[j].ref
         c = ident(q.column.name)
         top = q.height
         if values:
@@ -149,8 +154,7 @@ def check_hierarchies(
     if not probes:
         return
     rows = con.execute(
-        "WITH " + ",\n".join(ctes) + "\nSELECT * FROM (" + " UNION ALL ".join(probes) + ") "
-        "ORDER BY kind, j, v"
+        with_query(ctes, "SELECT * FROM (" + " UNION ALL ".join(probes) + ") ORDER BY kind, j, v")
     ).fetchall()
     if not rows:
         return

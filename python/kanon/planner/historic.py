@@ -36,9 +36,16 @@ import json
 from typing import TYPE_CHECKING
 
 from kanon._sql import literal
-from kanon.planner.coding import coded_ctes, hierarchy_lists, tuple_lists
-from kanon.planner.fulldomain import HISTORIC_REPORT, transformation_release, tuple_marks
+from kanon.planner.coding import coded_ctes, hierarchy_lists
+from kanon.planner.fulldomain import (
+    HISTORIC_REPORT,
+    MARK,
+    KernelPlan,
+    transformation_release,
+    tuple_marks,
+)
 from kanon.planner.method import Method, Request
+from kanon.planner.sql import Cte, internal, with_query
 
 if TYPE_CHECKING:
     from kanon._catalog import Table
@@ -63,28 +70,30 @@ def historic_ctes(
     qis: list[QuasiIdentifier],
     options: AnonymizeOptions,
     rows: int,
-    ctes: list[str],
-) -> list[str]:
-    """Return the coded CTEs plus ``__kanon_run``, one call of ``kanon_historic``.
+    hierarchies: list[Cte],
+) -> KernelPlan:
+    """The coded CTEs and one call of ``kanon_historic``.
 
     Its struct ``r`` holds ``levels`` (per QI), ``cells`` (per tuple ``t``: the mask of
     its ``'*'`` cells) and ``stats`` (the report, JSON).
     """
     m = len(qis)
-    ctes = coded_ctes(table, qis, ctes)
+    coded = coded_ctes(table, qis, hierarchies)
     kernel_options = {
         "m": m,
         "method": options.method,
         "max_suppressed": max_suppressed(options, rows),
         "keep_suppressed": not options.drop_suppressed,
     }
-    tuples, counts = tuple_lists(m)
-    ctes.append(
-        '"__kanon_run" AS (SELECT kanon_historic('
-        f"{tuples}, {counts}, [{hierarchy_lists(qis)}], {options.k}::UBIGINT, "
-        f"{literal(json.dumps(kernel_options))}) AS r)"
+    tuples, counts = coded.tuple_lists(m)
+    kernel = Cte(
+        internal("kernel"),
+        "SELECT kanon_historic("
+        f"{tuples}, {counts}, [{hierarchy_lists(coded, qis)}], {options.k}::UBIGINT, "
+        f"{literal(json.dumps(kernel_options))}) AS r",
+        ("r",),
     )
-    return ctes
+    return KernelPlan(coded, [*coded.ctes, kernel], kernel)
 
 
 def historic_sql(request: Request) -> tuple[str, str]:
@@ -93,16 +102,16 @@ def historic_sql(request: Request) -> tuple[str, str]:
     (The release has no group assignment to store, so its assignment query is itself.)
     """
     table, qis, options = request.table, request.qis, request.options
-    ctes = historic_ctes(table, qis, options, request.rows, request.hierarchies)
+    plan = historic_ctes(table, qis, options, request.rows, request.hierarchies)
     full = (1 << len(qis)) - 1  # every cell suppressed: the whole row
     sql = transformation_release(
         table,
         qis,
         request.identifiers,
-        ctes,
-        tuple_marks(len(qis), "cells"),
-        lambda j: f'(s."__kanon_x" >> {j}) & 1 = 1',
-        f's."__kanon_x" = {full}::UBIGINT' if options.drop_suppressed else None,
+        plan,
+        tuple_marks(plan.coded, plan.kernel, len(qis), "cells"),
+        lambda j: f"(s.{MARK} >> {j}) & 1 = 1",
+        f"s.{MARK} = {full}::UBIGINT" if options.drop_suppressed else None,
     )
     return sql, sql
 
@@ -122,16 +131,14 @@ def search_sql(request: Request) -> str:
         return f"CAST(json_extract(r.stats, {literal(f'$.{key}')}) AS {typ})"
 
     report = ", ".join(f"{field(key)} AS {key}" for key in HISTORIC_REPORT)
-    return (
-        "WITH "
-        + ",\n".join(historic_ctes(request.table, qis, options, request.rows, request.hierarchies))
-        + "\nSELECT map_from_entries(list_zip(["
-        + names
-        + "], r.levels)) AS levels, "
+    plan = historic_ctes(request.table, qis, options, request.rows, request.hierarchies)
+    return with_query(
+        plan.ctes,
+        "SELECT map_from_entries(list_zip([" + names + "], r.levels)) AS levels, "
         f"{field('suppressed_rows')} AS suppressed, NULL::DOUBLE AS cost, "
         f"{field('classes')} AS classes, NULL::BIGINT AS nodes, NULL::BIGINT AS checked, "
         f"{field('seconds', 'DOUBLE')} AS seconds, NULL::VARCHAR AS metric, "
-        f'{literal(options.method)} AS method, {report} FROM "__kanon_run"'
+        f"{literal(options.method)} AS method, {report} FROM {plan.kernel.ref}",
     )
 
 

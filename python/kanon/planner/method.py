@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from kanon._models import ResolvedModels
     from kanon.planner.hierarchies import QuasiIdentifier
     from kanon.planner.options import AnonymizeOptions
+    from kanon.planner.sql import Cte
 
 __all__ = ["Method", "Request"]
 
@@ -29,7 +30,7 @@ class Request:
     identifiers: tuple[str, ...]  # released as '*'
     options: AnonymizeOptions
     rows: int  # the table's rows when planned
-    hierarchies: list[str]  # hierarchy_cte of every QI (and the sensitive column's)
+    hierarchies: list[Cte]  # hierarchy_cte of every QI (and the sensitive column's)
     models: ResolvedModels | None = None  # privacy models besides k
 
     @property

@@ -13,18 +13,21 @@ import json
 
 from kanon._models import model_args
 from kanon._sql import literal
-from kanon.planner.coding import coded_ctes, hierarchy_lists
+from kanon.planner.coding import code_column, code_columns, coded_ctes, hierarchy_lists
 from kanon.planner.labels import is_ordered, range_label, uses_range
 from kanon.planner.local import (
+    GROUP,
     key_ctes,
     key_lists,
     level_columns,
     level_cte,
     local_release,
     pack_ctes,
+    range_column,
     rounds_for,
 )
 from kanon.planner.method import Method, Request
+from kanon.planner.sql import Cte, internal
 
 __all__ = ["MONDRIAN", "MONDRIAN_PACK_ROWS"]
 
@@ -41,68 +44,76 @@ def mondrian_sql(request: Request) -> tuple[str, str]:
     """
     table, qis, options, models = request.table, request.qis, request.options, request.models
     m = len(qis)
-    ctes = coded_ctes(table, qis, request.hierarchies, None if models is None else models.hierarchy)
-    extra = model_args(table, qis, models)
-    ctes += extra.ctes
-    ctes += key_ctes(table, qis)
+    sensitive = None if models is None else models.hierarchy
+    coded = coded_ctes(table, qis, request.hierarchies, sensitive)
+    extra = model_args(table, qis, models, coded)
+    keys = key_ctes(table, qis, coded)
     rounds = 0 if models is not None else rounds_for(request.rows, MONDRIAN_PACK_ROWS)
-    ctes += pack_ctes(m, options.k, rounds, MONDRIAN_PACK_ROWS)
-    keys, spans = key_lists(m)
+    packs = pack_ctes(coded, keys, options.k, rounds, MONDRIAN_PACK_ROWS)
+    key_list, spans = key_lists(keys)
     labels = options.labels or "mondrian"
     # Published as sets, a categorical QI loses by its number of values: measure it so.
     sets = [labels == "range" and not is_ordered(q) for q in qis]
     kernel_options = {"m": m, "models": extra.options, "sets": sets}
-    ctes.append(
-        '"__kanon_run" AS (SELECT b, ts, kanon_mondrian(tuples, counts, '
-        f"{keys}, {spans}, [{hierarchy_lists(qis)}], {options.k}::UBIGINT, "
-        f'{literal(json.dumps(kernel_options))}, {extra.args}) AS r FROM "__kanon_pk")'
+    kernel = Cte(
+        internal("kernel"),
+        "SELECT b, ts, kanon_mondrian(tuples, counts, "
+        f"{key_list}, {spans}, [{hierarchy_lists(coded, qis)}], {options.k}::UBIGINT, "
+        f"{literal(json.dumps(kernel_options))}, {extra.args}) AS r FROM {packs.packs.ref}",
+        ("b", "ts", "r"),
     )
-    ctes.append(
-        '"__kanon_g" AS (SELECT unnest(ts) AS t, ((b << 32) + unnest(r.g))::UBIGINT '
-        'AS "__kanon_grp" FROM "__kanon_run")'
+    groups = Cte(
+        internal("groups"),
+        f"SELECT unnest(ts) AS t, ((b << 32) + unnest(r.g))::UBIGINT AS {GROUP} FROM {kernel.ref}",
     )
-    ctes.append(level_cte(m))
-    codes = [f'"__kanon_c{j}"' for j in range(m)]
-    code_list = ", ".join(codes)
+    levels = level_cte(m, kernel)
+    codes = [code_column(j) for j in range(m)]
     # Tuples with their group and levels (and range labels) first, materialized: joined
     # to the rows in one step, they are the build side (the optimizer cannot size the
     # kernel's unnested output and otherwise built the hash table over the rows with
     # every column), and the rows are read once, streaming.
-    ctes.append(
-        f'"__kanon_tg" AS MATERIALIZED (SELECT {", ".join(f"tt.{c}" for c in codes)}, '
-        f'tt.n, g."__kanon_grp", {level_columns(m, "lv")} FROM "__kanon_t" tt '
-        'JOIN "__kanon_g" g ON g.t = tt.t '
-        'JOIN "__kanon_lv" lv ON lv."__kanon_grp" = g."__kanon_grp")'
+    tuple_groups = Cte(
+        internal("tuple_groups"),
+        f"SELECT {', '.join(f'tt.{c}' for c in codes)}, "
+        f"tt.n, g.{GROUP}, {level_columns(m, 'lv')} FROM {coded.tuples.ref} tt "
+        f"JOIN {groups.ref} g ON g.t = tt.t "
+        f"JOIN {levels.ref} lv ON lv.{GROUP} = g.{GROUP}",
+        materialized=True,
     )
+    ctes = [*coded.ctes, *extra.ctes, *keys, *packs.ctes, kernel, groups, levels, tuple_groups]
     ranged = [j for j, q in enumerate(qis) if uses_range(q, labels)]
-    labelled = "tg"
+    labelled = tuple_groups
     if ranged:
         aggs = ", ".join(
-            range_label(qis[j], f"v{j}.k", f"k{j}.val", "tg.n") + f' AS "__kanon_rl{j}"'
+            range_label(qis[j], f"v{j}.k", f"k{j}.val", "tg.n") + f" AS {range_column(j)}"
             for j in ranged
         )
         joins = " ".join(
-            f'JOIN "__kanon_v{j}" v{j} ON v{j}.a0 = tg.{codes[j]} '
-            f'JOIN "__kanon_k{j}" k{j} ON k{j}.a0 = tg.{codes[j]}'
+            f"JOIN {coded.values[j].ref} v{j} ON v{j}.a0 = tg.{codes[j]} "
+            f"JOIN {keys[j].ref} k{j} ON k{j}.a0 = tg.{codes[j]}"
             for j in ranged
         )
-        ctes.append(
-            f'"__kanon_lb" AS (SELECT tg."__kanon_grp", {aggs} FROM "__kanon_tg" tg '
-            f'{joins} GROUP BY tg."__kanon_grp")'
+        range_labels = Cte(
+            internal("range_labels"),
+            f"SELECT tg.{GROUP}, {aggs} FROM {tuple_groups.ref} tg {joins} GROUP BY tg.{GROUP}",
         )
-        ctes.append(
-            '"__kanon_tl" AS MATERIALIZED (SELECT tg.*, '
-            + ", ".join(f'lb."__kanon_rl{j}"' for j in ranged)
-            + ' FROM "__kanon_tg" tg JOIN "__kanon_lb" lb USING ("__kanon_grp"))'
+        labelled = Cte(
+            internal("tuple_labels"),
+            "SELECT tg.*, "
+            + ", ".join(f"lb.{range_column(j)}" for j in ranged)
+            + f" FROM {tuple_groups.ref} tg JOIN {range_labels.ref} lb USING ({GROUP})",
+            materialized=True,
         )
-        labelled = "tl"
-    carried = [f'{labelled}."__kanon_grp"', level_columns(m, labelled)]
-    carried += [f'{labelled}."__kanon_rl{j}"' for j in ranged]
+        ctes += [range_labels, labelled]
+    carried = [f"t.{GROUP}", level_columns(m, "t")]
+    carried += [f"t.{range_column(j)}" for j in ranged]
     rows_sql = (
-        f'SELECT r.*, {", ".join(carried)} FROM "__kanon_r" r '
-        f'JOIN "__kanon_{labelled}" {labelled} USING ({code_list})'
+        f"SELECT r.*, {', '.join(carried)} FROM {coded.rows.ref} r "
+        f"JOIN {labelled.ref} t USING ({code_columns(m)})"
     )
-    return local_release(table, qis, request.identifiers, ctes, rows_sql, labels, labelled=True)
+    return local_release(
+        table, qis, request.identifiers, coded, ctes, rows_sql, labels, labelled=True
+    )
 
 
 MONDRIAN = Method("mondrian", "kanon_mondrian", mondrian_sql)

@@ -27,14 +27,22 @@ from kanon._models import model_args
 from kanon._sql import literal
 from kanon._types import has_position, position
 from kanon.exceptions import InvalidInputError
-from kanon.planner.coding import code_columns, coded_ctes, hierarchy_lists, keyed_by_value
-from kanon.planner.fulldomain import HISTORIC_REPORT, transformation_release
+from kanon.planner.coding import (
+    code_column,
+    code_columns,
+    coded_ctes,
+    hierarchy_lists,
+    keyed_by_value,
+)
+from kanon.planner.fulldomain import HISTORIC_REPORT, MARK, KernelPlan, transformation_release
 from kanon.planner.measures import exact_positions, ncp_sql, value_points
 from kanon.planner.method import Method, Request
+from kanon.planner.sql import Cte, internal, with_query
 
 if TYPE_CHECKING:
     from kanon._catalog import Table
     from kanon._models import ResolvedModels
+    from kanon.planner.coding import Coded
     from kanon.planner.hierarchies import QuasiIdentifier
     from kanon.planner.options import AnonymizeOptions
 
@@ -74,36 +82,37 @@ def level_bounds(
     return lows, highs
 
 
-def _node_loss(table: Table, qis: list[QuasiIdentifier]) -> tuple[list[str], str]:
+def _node_loss(table: Table, qis: list[QuasiIdentifier], coded: Coded) -> tuple[list[Cte], str]:
     """CTEs and SQL of a ``DOUBLE[][][]``: per QI, per level, the loss of every label by code.
 
-    ``__kanon_p{j}``: QI ``j``'s coded leaves with their positions ``x`` (NULL for
-    unordered types; the data is read again only for floating-point values, whose leaf
-    key is text).
+    The CTEs: QI ``j``'s coded leaves with their positions ``x`` (NULL for unordered
+    types; the data is read again only for floating-point values, whose leaf key is
+    text).
     """
     ctes = []
     per_qi = []
     for j, q in enumerate(qis):
         top = q.height
+        v = coded.values[j].ref
         if not has_position(q.column.type):
-            points = f'SELECT v.*, CAST(NULL AS DOUBLE) AS x FROM "__kanon_v{j}" v'
+            sql = f"SELECT v.*, CAST(NULL AS DOUBLE) AS x FROM {v} v"
         else:
             if keyed_by_value(q):
                 # The leaf's key is the value itself: its position needs no pass over the data.
                 values = (
-                    f"SELECT v.*, {position('v.vk', q.column.type)} AS x, v.vk AS val "
-                    f'FROM "__kanon_v{j}" v'
+                    f"SELECT v.*, {position('v.vk', q.column.type)} AS x, v.vk AS val FROM {v} v"
                 )
             else:
                 values = (
-                    f'SELECT v.*, d.x, d.val FROM "__kanon_v{j}" v LEFT JOIN '
+                    f"SELECT v.*, d.x, d.val FROM {v} v LEFT JOIN "
                     f"{value_points(q, table.sql)} d ON v.k = d.key"
                 )
             # Positions that cannot measure the values (NaN, ±inf, beyond doubles): ranks.
-            points = f"WITH p0 AS ({values}) {exact_positions('p0')}"
-        ctes.append(f'"__kanon_p{j}" AS ({points})')
-        domain = f'(SELECT count(k) AS card, min(x) AS lo, max(x) AS hi FROM "__kanon_p{j}")'
-        levels = [f'SELECT 0 AS lvl, a0 AS code, 0.0 AS loss FROM "__kanon_v{j}"']
+            sql = f"WITH p0 AS ({values}) {exact_positions('p0')}"
+        points = Cte(internal(f"points{j}"), sql)
+        ctes.append(points)
+        domain = f"(SELECT count(k) AS card, min(x) AS lo, max(x) AS hi FROM {points.ref})"
+        levels = [f"SELECT 0 AS lvl, a0 AS code, 0.0 AS loss FROM {v}"]
         # The NULL leaf's label below the root has no leaves and no positions: loss 0.
         range_loss = ncp_sql(
             "count(p.k)",
@@ -116,7 +125,7 @@ def _node_loss(table: Table, qis: list[QuasiIdentifier]) -> tuple[list[str], str
         for i in range(1, top + 1):
             loss = "1.0" if i == top else range_loss
             levels.append(
-                f'SELECT {i}, p.a{i}, {loss} FROM "__kanon_p{j}" p CROSS JOIN {domain} d '
+                f"SELECT {i}, p.a{i}, {loss} FROM {points.ref} p CROSS JOIN {domain} d "
                 f"GROUP BY p.a{i}"
             )
         per_qi.append(
@@ -126,38 +135,39 @@ def _node_loss(table: Table, qis: list[QuasiIdentifier]) -> tuple[list[str], str
     return ctes, f"[{', '.join(per_qi)}]::DOUBLE[][][]"
 
 
-def _shifts(m: int) -> str:
-    """CTE ``__kanon_b``: one row, the shift ``s{j}`` of leaf code ``j`` in a packed tuple.
+def _shifts(coded: Coded, m: int) -> Cte:
+    """One row: the shift ``s{j}`` of leaf code ``j`` in a packed tuple.
 
-    Code ``j`` takes just enough bits for the codes of ``__kanon_v{j}``'s leaves (0 for
-    one leaf), above those of the codes before it: the layout of
+    Code ``j`` takes just enough bits for the codes of QI ``j``'s leaves (0 for one
+    leaf), above those of the codes before it: the layout of
     ``kanon_core::lattice::key_bits``. More than 127 bits in all stop the query.
     """
     width = "CASE WHEN count(*) <= 1 THEN 0 ELSE length(bin(count(*) - 1)) END"
-    bits = [f'(SELECT {width} FROM "__kanon_v{j}")' for j in range(m)]
+    bits = [f"(SELECT {width} FROM {coded.values[j].ref})" for j in range(m)]
     shifts = [" + ".join(["0", *(f"b{i}" for i in range(j))]) for j in range(m)]
     total = " + ".join(f"b{i}" for i in range(m))
     too_many = literal(
         "the quasi-identifiers have too many distinct values to pack a tuple into 128 bits: "
     )
-    return (
-        '"__kanon_b" AS (SELECT '
+    return Cte(
+        internal("shifts"),
+        "SELECT "
         + ", ".join(f"CAST({x} AS UHUGEINT) AS s{j}" for j, x in enumerate(shifts))
         + f", CASE WHEN {total} > 127 THEN error({too_many} || ({total}) || ' bits') END AS x"
         + " FROM (SELECT "
         + ", ".join(f"{b} AS b{j}" for j, b in enumerate(bits))
-        + "))"
+        + ")",
     )
 
 
-def _histogram(m: int, numbered: bool) -> str:
+def _histogram(coded: Coded, shifts: Cte, m: int, numbered: bool) -> str:
     """SQL of the histogram ``kanon_optimal`` takes: the distinct tuples, packed, counted.
 
     Without privacy models the rows are grouped by their packed codes, listed in no
     particular order; with them (whose sensitive entries name tuples by their number
-    ``t``), the tuples of ``__kanon_t`` in that order.
+    ``t``), the coded tuples in that order.
     """
-    key = " | ".join(f'(CAST("__kanon_c{j}" AS UHUGEINT) << b.s{j})' for j in range(m))
+    key = " | ".join(f"(CAST({code_column(j)} AS UHUGEINT) << b.s{j})" for j in range(m))
     entry = (
         "{'lo': CAST(\"__kanon_key\" & CAST(18446744073709551615 AS UHUGEINT) AS UBIGINT), "
         "'hi': CAST(\"__kanon_key\" >> CAST(64 AS UHUGEINT) AS UBIGINT), 'n': n}"
@@ -166,11 +176,12 @@ def _histogram(m: int, numbered: bool) -> str:
     if numbered:
         return (
             f'(SELECT list({entry} ORDER BY t) FROM (SELECT {key} AS "__kanon_key", n, t, b.x '
-            'FROM "__kanon_t" CROSS JOIN "__kanon_b" b) WHERE x IS NULL)'
+            f"FROM {coded.tuples.ref} CROSS JOIN {shifts.ref} b) WHERE x IS NULL)"
         )
     return (
         f'(SELECT list({entry}) FROM (SELECT {key} AS "__kanon_key", count(*)::UBIGINT AS n '
-        'FROM "__kanon_r" CROSS JOIN "__kanon_b" b WHERE b.x IS NULL GROUP BY "__kanon_key"))'
+        f"FROM {coded.rows.ref} CROSS JOIN {shifts.ref} b WHERE b.x IS NULL "
+        'GROUP BY "__kanon_key"))'
     )
 
 
@@ -179,21 +190,21 @@ def optimal_ctes(
     qis: list[QuasiIdentifier],
     options: AnonymizeOptions,
     rows: int,
-    ctes: list[str],
+    hierarchies: list[Cte],
     models: ResolvedModels | None = None,
-) -> list[str]:
-    """Return the coded CTEs plus ``__kanon_run``, one call of ``kanon_optimal``.
+) -> KernelPlan:
+    """The coded CTEs and one call of ``kanon_optimal``.
 
     Its struct ``r`` holds ``levels`` (per QI), ``s`` (the leaf codes of every tuple
     whose class is suppressed) and ``stats``. ``models`` adds the sensitive entries and
-    population paths the privacy models need (``ctes`` then holds the sensitive
-    hierarchy as ``__kanon_h{m}`` when the hierarchical distance is asked for).
+    population paths the privacy models need (``hierarchies`` then holds the sensitive
+    column's last when the hierarchical distance is asked for).
     """
     m = len(qis)
     lows, highs = level_bounds(qis, options)
-    ctes = coded_ctes(table, qis, ctes, None if models is None else models.hierarchy)
-    extra = model_args(table, qis, models)
-    ctes += extra.ctes
+    coded = coded_ctes(table, qis, hierarchies, None if models is None else models.hierarchy)
+    extra = model_args(table, qis, models, coded)
+    ctes = [*coded.ctes, *extra.ctes]
     metric = options.metric or "loss"
     kernel_options = {
         "m": m,
@@ -204,19 +215,22 @@ def optimal_ctes(
         "max_level": highs,
         "models": extra.options,
     }
-    ctes.append(_shifts(m))
-    histogram = _histogram(m, models is not None)
+    shifts = _shifts(coded, m)
+    ctes.append(shifts)
+    histogram = _histogram(coded, shifts, m, models is not None)
     weights = ", ".join(repr(float(q.weight)) for q in qis)
     node_loss = "[]::DOUBLE[][][]"
     if metric == "loss":
-        loss_ctes, node_loss = _node_loss(table, qis)
+        loss_ctes, node_loss = _node_loss(table, qis, coded)
         ctes += loss_ctes
-    ctes.append(
-        '"__kanon_run" AS (SELECT kanon_optimal('
-        f"{histogram}, [{hierarchy_lists(qis)}], [{weights}]::DOUBLE[], {node_loss}, "
-        f"{options.k}::UBIGINT, {literal(json.dumps(kernel_options))}, {extra.args}) AS r)"
+    kernel = Cte(
+        internal("kernel"),
+        "SELECT kanon_optimal("
+        f"{histogram}, [{hierarchy_lists(coded, qis)}], [{weights}]::DOUBLE[], {node_loss}, "
+        f"{options.k}::UBIGINT, {literal(json.dumps(kernel_options))}, {extra.args}) AS r",
+        ("r",),
     )
-    return ctes
+    return KernelPlan(coded, [*ctes, kernel], kernel)
 
 
 def optimal_sql(request: Request) -> tuple[str, str]:
@@ -225,21 +239,21 @@ def optimal_sql(request: Request) -> tuple[str, str]:
     (The release has no group assignment to store, so its assignment query is itself.)
     """
     table, qis, options = request.table, request.qis, request.options
-    ctes = optimal_ctes(table, qis, options, request.rows, request.hierarchies, request.models)
+    plan = optimal_ctes(table, qis, options, request.rows, request.hierarchies, request.models)
     m = len(qis)
-    fields = ", ".join(f'x[{j + 1}] AS "__kanon_c{j}"' for j in range(m))
+    fields = ", ".join(f"x[{j + 1}] AS {code_column(j)}" for j in range(m))
     # The suppressed tuples (few) joined to the rows by their codes.
-    marks = (
-        f'"__kanon_s" AS (SELECT {fields}, TRUE AS "__kanon_x" '
-        'FROM (SELECT unnest(r.s) AS x FROM "__kanon_run"))',
-        f'LEFT JOIN "__kanon_s" s USING ({code_columns(m)})',
+    suppressed = Cte(
+        internal("suppressed"),
+        f"SELECT {fields}, TRUE AS {MARK} FROM (SELECT unnest(r.s) AS x FROM {plan.kernel.ref})",
     )
-    hidden = 's."__kanon_x" IS NOT NULL'
+    marks = (suppressed, f"LEFT JOIN {suppressed.ref} s USING ({code_columns(m)})")
+    hidden = f"s.{MARK} IS NOT NULL"
     sql = transformation_release(
         table,
         qis,
         request.identifiers,
-        ctes,
+        plan,
         marks,
         lambda _: hidden,
         hidden if options.drop_suppressed else None,
@@ -263,17 +277,15 @@ def search_sql(request: Request) -> str:
             ("seconds", "DOUBLE"),
         )
     )
-    return (
-        "WITH "
-        + ",\n".join(
-            optimal_ctes(
-                request.table, qis, options, request.rows, request.hierarchies, request.models
-            )
-        )
-        + f"\nSELECT map_from_entries(list_zip([{names}], r.levels)) AS levels, {stats}, "
+    plan = optimal_ctes(
+        request.table, qis, options, request.rows, request.hierarchies, request.models
+    )
+    return with_query(
+        plan.ctes,
+        f"SELECT map_from_entries(list_zip([{names}], r.levels)) AS levels, {stats}, "
         f"{literal(options.metric or 'loss')} AS metric, {literal('optimal')} AS method, "
         + ", ".join(f"NULL::BIGINT AS {key}" for key in HISTORIC_REPORT)
-        + ' FROM "__kanon_run"'
+        + f" FROM {plan.kernel.ref}",
     )
 
 
