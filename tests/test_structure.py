@@ -9,6 +9,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from kanon.planner.options import ALL_METHODS
+from kanon.planner.registry import METHODS
+
 REPO = Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "python" / "kanon"
 RUST_CORE = REPO / "rust" / "kanon-core" / "src"
@@ -116,6 +119,12 @@ def test_no_import_cycles() -> None:
     """No kanon module imports itself through others, at any place in the code."""
     cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_every_method_is_registered() -> None:
+    """The registry holds exactly the methods the options accept, each under its name."""
+    assert tuple(METHODS) == ALL_METHODS
+    assert all(method.name == name for name, method in METHODS.items())
 
 
 def _too_long(files: list[Path]) -> list[str]:

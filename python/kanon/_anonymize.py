@@ -1,4 +1,4 @@
-"""The planner of ``kanon(...)``: resolves a call against the catalog, then plans its method.
+"""``kanon(...)`` resolved against the catalog and handed to its method's planner.
 
 :func:`plan_anonymize` reads the catalog (the table, its configuration and roles, the
 hierarchies, the privacy models), checks the hierarchies, and hands the resolved call

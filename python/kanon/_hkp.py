@@ -7,7 +7,7 @@ items of a person must find at least ``k`` matching transactions, and no private
 may occur in more than a fraction ``h`` of them (Xu et al., KDD 2008). Public items are
 suppressed from the whole table until that holds; private items are never suppressed.
 
-The planner resolves the table, the shape and the roles and returns one SQL statement:
+Planning resolves the table, the shape and the roles and returns one SQL statement:
 items are coded in value order (``__kanon_dict``), the transactions go to the kernel
 UDF ``kanon_hkp_run`` (``kanon-core::hkp``) as one packed list of code lists, and its
 answer (the items to suppress, the moles, counters) is decoded and either reported or

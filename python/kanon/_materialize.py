@@ -84,7 +84,8 @@ def _numbered(source_sql: str, columns: list[str]) -> str:
     )
 
 
-def _view_sql(name: str, source: Table, meta: dict[str, Any]) -> str:
+def _local_view_sql(name: str, source: Table, meta: dict[str, Any]) -> str:
+    """The SQL of the view of a local release: the source joined to its stored groups."""
     names = _names(name)
     columns = [ident(c.name) for c in source.columns]
     qi = list(meta["qi"])
@@ -238,7 +239,8 @@ def materialize(
             f"CREATE OR REPLACE TABLE {ident(names['meta'])} AS SELECT ? AS meta",
             [json.dumps(meta)],
         )
-        con.execute(f"CREATE OR REPLACE VIEW {ident(name)} AS {_view_sql(name, source, meta)}")
+        view = _local_view_sql(name, source, meta)
+        con.execute(f"CREATE OR REPLACE VIEW {ident(name)} AS {view}")
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

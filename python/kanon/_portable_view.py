@@ -57,7 +57,7 @@ def _lookup_sql(table: Table, coded: Coded, j: int, q: QuasiIdentifier, level: i
     )
 
 
-def _view_sql(
+def _global_view_sql(
     name: str,
     table: Table,
     qis: tuple[QuasiIdentifier, ...],
@@ -66,7 +66,7 @@ def _view_sql(
     k: int,
     keep_suppressed: bool,
 ) -> str:
-    """The portable view: generalize, count classes, suppress, withhold."""
+    """The SQL of the view of a global release: generalize, count classes, suppress, withhold."""
     star = literal(ROOT)
     generalized, joins = [], []
     for j, q in enumerate(qis):
@@ -163,7 +163,7 @@ def materialize_global(
             f"CREATE OR REPLACE TABLE {ident(helper(name, 'meta'))} AS SELECT ? AS meta",
             [json.dumps(meta)],
         )
-        view = _view_sql(
+        view = _global_view_sql(
             name,
             source,
             plan.qis,
