@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 import pytest
 import sqlglot
+from sqlglot import exp
 
 import kanon
 from kanon._anonymize import AnonymizeOptions, plan_anonymize
@@ -119,7 +120,13 @@ PLANNERS: dict[str, Callable[[duckdb.DuckDBPyConnection], str]] = {
 def test_golden_sql(db: duckdb.DuckDBPyConnection, name: str) -> None:
     """The planner's SQL equals its snapshot, parses with sqlglot, and runs."""
     sql = PLANNERS[name](db).strip() + "\n"
-    assert sqlglot.parse(sql, read="duckdb")
+    (tree,) = sqlglot.parse(sql, read="duckdb")
+    assert tree is not None
+    # Every CTE of the statement is kanon's and defined once.
+    top = tree.find(exp.With)
+    names = [cte.alias for cte in top.expressions] if top is not None else []
+    assert len(names) == len(set(names)), names
+    assert all(n.lower().startswith("__kanon") for n in names), names
     db.execute(sql).fetchall()
     path = GOLDEN / f"{name}.sql"
     if UPDATE:

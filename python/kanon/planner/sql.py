@@ -37,13 +37,6 @@ class Cte:
         """The quoted name, to read the CTE by."""
         return ident(self.name)
 
-    def col(self, column: str) -> str:
-        """A column of the CTE by its declared name (checked), quoted as needed."""
-        if self.columns and column not in self.columns:
-            msg = f"CTE {self.name} has no column {column!r} (it has {self.columns})"
-            raise KeyError(msg)
-        return ident(column) if column.startswith("__") else column
-
     def render(self) -> str:
         """The CTE's definition, as it stands in a ``WITH`` clause."""
         hint = "MATERIALIZED " if self.materialized else ""
