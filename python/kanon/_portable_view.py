@@ -34,7 +34,7 @@ from kanon.planner.coding import coded_ctes
 from kanon.planner.hierarchies import hierarchy_cte
 from kanon.planner.labels import release_columns
 from kanon.planner.optimal import optimal_ctes
-from kanon.planner.sql import with_query
+from kanon.planner.sql import internal, with_query
 
 if TYPE_CHECKING:
     import duckdb
@@ -68,36 +68,42 @@ def _global_view_sql(
 ) -> str:
     """The SQL of the view of a global release: generalize, count classes, suppress, withhold."""
     star = literal(ROOT)
+    size = ident(internal("class_size"))  # rows of the row's class
+    small = ident(internal("small_rows"))  # rows in classes below k, over the table
+
+    def label(j: int) -> str:
+        return ident(internal(f"label{j}"))
+
     generalized, joins = [], []
     for j, q in enumerate(qis):
         c = f"s.{ident(q.column.name)}"
         if levels[j] == q.height:
-            generalized.append(f'{star} AS "__kanon_g{j}"')
+            generalized.append(f"{star} AS {label(j)}")
             continue
         h = f"h{j}"
         joins.append(f"LEFT JOIN {ident(helper(name, f'h{j}'))} {h} ON {c} = {h}.value")
         # A value that is not in the lookup table (added since) goes to the root.
         generalized.append(
             f"CASE WHEN {c} IS NOT NULL AND {h}.value IS NULL THEN {star} "
-            f'ELSE {h}.label END AS "__kanon_g{j}"'
+            f"ELSE {h}.label END AS {label(j)}"
         )
-    keys = ", ".join(f'"__kanon_g{j}"' for j in range(len(qis)))
+    keys = ", ".join(label(j) for j in range(len(qis)))
     inner = f"SELECT s.*, {', '.join(generalized)} FROM {table.sql} s" + (
         " " + " ".join(joins) if joins else ""
     )
-    counted = f'SELECT g.*, COUNT(*) OVER (PARTITION BY {keys}) AS "__kanon_n" FROM ({inner}) g'
-    small = f'CASE WHEN c."__kanon_n" < {k} THEN 1 ELSE 0 END'
-    totals = f'SELECT c.*, SUM({small}) OVER () AS "__kanon_s" FROM ({counted}) c'
+    counted = f"SELECT g.*, COUNT(*) OVER (PARTITION BY {keys}) AS {size} FROM ({inner}) g"
+    is_small = f"CASE WHEN c.{size} < {k} THEN 1 ELSE 0 END"
+    totals = f"SELECT c.*, SUM({is_small}) OVER () AS {small} FROM ({counted}) c"
     out = release_columns(
         table,
         qis,
         identifiers,
         "t",
-        lambda j: f'CASE WHEN t."__kanon_n" < {k} THEN {star} ELSE t."__kanon_g{j}" END',
+        lambda j: f"CASE WHEN t.{size} < {k} THEN {star} ELSE t.{label(j)} END",
     )
-    released = f't."__kanon_n" >= {k}'
+    released = f"t.{size} >= {k}"
     if keep_suppressed:
-        released += f' OR t."__kanon_s" >= {k}'
+        released += f" OR t.{small} >= {k}"
     return f"SELECT {', '.join(out)} FROM ({totals}) t WHERE {released}"
 
 
