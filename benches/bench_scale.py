@@ -80,9 +80,9 @@ from measure import (
 )
 
 import kanon
-from kanon._local import FULL_EFFORT_ROWS
 from kanon.datagen import CENSUS_ROLES, census
 from kanon.demo import build_census_hierarchies
+from kanon.planner.forest import FULL_EFFORT_ROWS
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

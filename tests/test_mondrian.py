@@ -19,7 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kanon
-import kanon._local
+import kanon.planner.forest
+import kanon.planner.mondrian
 from kanon.exceptions import InvalidInputError
 from tests.strategies import tables
 from tests.test_anonymize import _configure, _load, _min_class, _untruthful
@@ -96,7 +97,7 @@ def test_mondrian_is_k_anonymous_truthful_and_complete(
     pack: int | None,
 ) -> None:
     if pack is not None:  # cut into packs in SQL first
-        monkeypatch.setattr(kanon._local, "MONDRIAN_PACK_ROWS", pack)
+        monkeypatch.setattr(kanon.planner.mondrian, "MONDRIAN_PACK_ROWS", pack)
     _load(con, "t", data)
     hierarchies = _configure(con, "t")
     n = len(data["q0"])
@@ -137,7 +138,7 @@ def test_blocked_forest_is_k_anonymous_truthful_and_complete(
     effort: str | None,
 ) -> None:
     if pack is not None:  # cut into packs in SQL first
-        monkeypatch.setattr(kanon._local, "PACK_ROWS", pack)
+        monkeypatch.setattr(kanon.planner.forest, "PACK_ROWS", pack)
     _load(con, "t", data)
     hierarchies = _configure(con, "t")
     n = len(data["q0"])
@@ -209,10 +210,10 @@ def test_effort_defaults_to_full_up_to_the_threshold(
 
     assert passes() == "full"
     assert passes(method="forest_paper") == "none"
-    monkeypatch.setattr(kanon._local, "FULL_EFFORT_ROWS", 29)
+    monkeypatch.setattr(kanon.planner.forest, "FULL_EFFORT_ROWS", 29)
     assert passes() == "fast"
     assert passes(effort="full") == "full"
-    monkeypatch.setattr(kanon._local, "FULL_EFFORT_ROWS", 30)
+    monkeypatch.setattr(kanon.planner.forest, "FULL_EFFORT_ROWS", 30)
     assert passes() == "full"
     assert passes(effort="fast") == "fast"
 

@@ -14,13 +14,13 @@ from kanon import exceptions, hierarchy
 from kanon._check import CheckReport, check, classes
 from kanon._config import configure
 from kanon._core import __version__
-from kanon._hkp import HkpResult, hkp
+from kanon._hkp_api import HkpResult, hkp
 from kanon._install import install
 from kanon._materialize import Refreshed, materialize, refresh
 from kanon._metrics import Metrics
-from kanon._optimal import Transformation
 from kanon._portable import to_sql
 from kanon._release import anonymize, explain, metrics, search
+from kanon.planner.search import Transformation
 
 __all__ = [
     "CheckReport",

@@ -8,13 +8,20 @@ from dataclasses import dataclass
 
 import duckdb
 
+from kanon import _types
 from kanon._sql import ident
+from kanon._types import DATE_TYPES, FLOAT_TYPES, INT_TYPES, NUMERIC_TYPES, TIMESTAMPTZ
 from kanon.exceptions import ConfigError, InvalidInputError
 
 __all__ = [
+    "DATE_TYPES",
+    "FLOAT_TYPES",
     "INTERNAL_TABLES",
+    "INT_TYPES",
     "MAX_QIS",
+    "NUMERIC_TYPES",
     "RESERVED_PREFIX",
+    "TIMESTAMPTZ",
     "Column",
     "Table",
     "UnknownTableError",
@@ -28,20 +35,6 @@ __all__ = [
     "resolve_columns",
     "resolve_table",
 ]
-
-INT_TYPES = frozenset(
-    {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT"}
-    | {"UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT"}
-)
-FLOAT_TYPES = frozenset({"FLOAT", "DOUBLE"})
-#: DuckDB's name of TIMESTAMPTZ: instants, whose calendar and text kanon reads in UTC.
-TIMESTAMPTZ = "TIMESTAMP WITH TIME ZONE"
-DATE_TYPES = frozenset(
-    {"DATE", "TIMESTAMP", "TIMESTAMP_S", "TIMESTAMP_MS", "TIMESTAMP_NS"} | {TIMESTAMPTZ}
-)
-#: Types whose values have a natural numeric or temporal order.
-NUMERIC_TYPES = INT_TYPES | FLOAT_TYPES | DATE_TYPES | {"DECIMAL", "TIME", "INTERVAL"}
-
 
 #: Names beginning with this (in any case) belong to kanon's generated SQL and helper
 #: tables; a user table, column, hierarchy or release named so is refused, not captured.
@@ -82,7 +75,7 @@ class Column:
     @property
     def ordered(self) -> bool:
         """Whether values have a natural numeric or temporal order."""
-        return self.type.split("(")[0] in NUMERIC_TYPES
+        return _types.is_numeric(self.type)
 
 
 @dataclass(frozen=True)
@@ -282,8 +275,7 @@ def has_default_generalizer(column: Column) -> bool:
     Numbers (interval splits), dates and times (calendar levels), text and booleans
     (suppression) can; nested types (lists, structs, maps), blobs and the like cannot.
     """
-    base = column.type.split("(")[0]
-    return base in NUMERIC_TYPES or base in ("VARCHAR", "BOOLEAN", "UUID", "ENUM")
+    return _types.has_default_generalizer(column.type)
 
 
 def configured(con: duckdb.DuckDBPyConnection, table: Table) -> list[tuple[str, str, str | None]]:

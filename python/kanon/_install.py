@@ -23,7 +23,6 @@ from kanon._hkp import (
 )
 from kanon._hkp import plan_hkp as plan_hkp_on
 from kanon._metrics import plan_metrics
-from kanon._optimal import search_sql
 from kanon._options import MACROS, macro_sql, parse
 from kanon._plan import CheckOptions, plan_check, plan_classes
 from kanon._udf import (
@@ -42,6 +41,7 @@ from kanon._udf import (
 )
 from kanon._udf_local import MONDRIAN_SQL_PARAMS, MONDRIAN_SQL_TYPE, mondrian
 from kanon.exceptions import ConfigError, InvalidInputError
+from kanon.planner.search import search_sql
 
 if TYPE_CHECKING:
     from collections.abc import Callable

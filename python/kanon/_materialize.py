@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 
 from kanon import _core
-from kanon._anonymize import AnonymizeOptions, hierarchy_select, plan_anonymize
+from kanon._anonymize import AnonymizeOptions, plan_anonymize
 from kanon._arrow import from_bytes
 from kanon._catalog import Table, check_view_name, resolve_table
 from kanon._install import install_kernels
@@ -37,7 +37,9 @@ from kanon._owned import claim, drop_stale, helper, read_meta, temp_name
 from kanon._portable_view import materialize_global
 from kanon._sql import ident, literal
 from kanon.exceptions import ConfigError, HierarchyError, InvalidInputError
-from kanon.hierarchy import ROOT, default_outside, default_select, value_text
+from kanon.hierarchy.base import ROOT, value_text
+from kanon.hierarchy.numbers import default_outside, default_select
+from kanon.planner.hierarchies import hierarchy_select
 
 if TYPE_CHECKING:
     import duckdb
@@ -82,7 +84,8 @@ def _numbered(source_sql: str, columns: list[str]) -> str:
     )
 
 
-def _view_sql(name: str, source: Table, meta: dict[str, Any]) -> str:
+def _local_view_sql(name: str, source: Table, meta: dict[str, Any]) -> str:
+    """The SQL of the view of a local release: the source joined to its stored groups."""
     names = _names(name)
     columns = [ident(c.name) for c in source.columns]
     qi = list(meta["qi"])
@@ -208,7 +211,8 @@ def materialize(
             f"CREATE OR REPLACE TABLE {ident(names['meta'])} AS SELECT ? AS meta",
             [json.dumps(meta)],
         )
-        con.execute(f"CREATE OR REPLACE VIEW {ident(name)} AS {_view_sql(name, source, meta)}")
+        view = _local_view_sql(name, source, meta)
+        con.execute(f"CREATE OR REPLACE VIEW {ident(name)} AS {view}")
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

@@ -72,26 +72,22 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from kanon._anonymize import QuasiIdentifier, hierarchy_cte, resolve_qis
-from kanon._catalog import DATE_TYPES, FLOAT_TYPES, INT_TYPES, configured_full, resolve_table
+from kanon._catalog import configured_full, resolve_table
 from kanon._sql import ident, literal
 from kanon.exceptions import ConfigError, InvalidInputError
-from kanon.hierarchy import ROOT, value_text
+from kanon.hierarchy.base import ROOT, value_text
+from kanon.planner.hierarchies import hierarchy_cte, resolve_qis
+from kanon.planner.measures import exact_positions, ncp_sql, value_points
+from kanon.planner.sql import Cte, internal, with_query
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     import duckdb
 
-__all__ = [
-    "COLUMNS",
-    "Metrics",
-    "exact_positions",
-    "ncp_sql",
-    "plan_metrics",
-    "position",
-    "value_points",
-]
+    from kanon.planner.hierarchies import QuasiIdentifier
+
+__all__ = ["COLUMNS", "Metrics", "plan_metrics"]
 
 #: The columns of ``kanon_metrics``, in order.
 COLUMNS = (
@@ -186,152 +182,134 @@ class Metrics:
         )
 
 
-def has_position(typ: str) -> bool:
-    """Whether values of type ``typ`` lie on an axis (numbers and dates)."""
-    base = typ.split("(")[0]
-    return base in INT_TYPES or base in FLOAT_TYPES or base == "DECIMAL" or base in DATE_TYPES
+@dataclass(frozen=True)
+class _Column:
+    """The CTEs measuring one QI of the release against its hierarchy."""
+
+    hierarchy: Cte  # hierarchy_cte of the QI
+    present: Cte  # its leaves present in the original, with positions x and values
+    domain: Cte  # one row: distinct values card, lo and hi
+    nodes: Cte  # per label: its lowest level, leaves under it, lo and hi
 
 
-def position(expr: str, typ: str) -> str:
-    """A number placing a value on its column's axis, NULL for unordered types."""
-    if not has_position(typ):
-        return "CAST(NULL AS DOUBLE)"
-    if typ.split("(")[0] in DATE_TYPES:
-        return f"CAST(epoch({expr}) AS DOUBLE)"
-    return f"CAST({expr} AS DOUBLE)"
-
-
-def exact_positions(points: str) -> str:
-    """SQL of ``points`` with its positions ``x`` made ranks where they cannot measure.
-
-    ``points`` is a relation with columns ``x`` (a :func:`position`) and ``val`` (the
-    value). Positions are doubles: they collide for integers and decimals beyond 2**53
-    (HUGEINT, DECIMAL(38)) and are useless for NaN, ±inf or spans that overflow (±1e308,
-    or 0 and 1e308 once the NULL leaf's key is placed a span beyond the largest). Then
-    every value's ``x`` is its rank among the distinct values (1, 2, ..., in DuckDB's
-    order, NaN last); a NULL value keeps a NULL ``x``.
-    """
-    # The NULL leaf's key lies one span beyond the largest (kanon._local.key_ctes): it
-    # and the span up to it must be finite too.
-    beyond = "(max(x) + greatest(max(x) - min(x), 1.0))"
-    usable = (
-        f"(SELECT coalesce(bool_and(isfinite(x)) AND isfinite({beyond} - min(x)) "
-        f"AND isfinite({beyond}) AND count(DISTINCT x) = count(DISTINCT val), TRUE) "
-        f"FROM {points} WHERE val IS NOT NULL)"
-    )
-    return (
-        f"SELECT * REPLACE (CASE WHEN {usable} THEN x WHEN val IS NULL THEN NULL "
-        "ELSE CAST(dense_rank() OVER (ORDER BY val) AS DOUBLE) END AS x) "
-        f"FROM {points}"
-    )
-
-
-def value_points(q: QuasiIdentifier, source: str) -> str:
-    """Return SQL of the distinct non-NULL values of QI ``q`` in ``source``.
-
-    Columns: ``key`` (the value as hierarchy text), ``x`` (its :func:`position`, NULL
-    for unordered types) and ``val`` (the value).
-    """
-    c = ident(q.column.name)
-    return (
-        f"(SELECT DISTINCT {value_text(c, q.column.type)} AS key, "
-        f"{position(c, q.column.type)} AS x, {c} AS val FROM {source} WHERE {c} IS NOT NULL)"
-    )
-
-
-def ncp_sql(leaves: str, lo: str, hi: str, card: str, domain_lo: str, domain_hi: str) -> str:
-    """Return SQL of a label's normalized certainty penalty.
-
-    ``(hi - lo) / (max - min)`` of the values under it when the column is ordered
-    (``domain_lo`` not NULL), else ``(leaves - 1) / (distinct values - 1)``; 0 for a
-    single value or none.
-    """
-    return (
-        f"CASE WHEN {domain_lo} IS NOT NULL THEN CASE WHEN {domain_hi} > {domain_lo} THEN "
-        f"coalesce(({hi} - {lo}) / ({domain_hi} - {domain_lo}), 0.0) ELSE 0.0 END "
-        f"ELSE CASE WHEN {card} > 1 THEN greatest({leaves} - 1, 0) / ({card} - 1) ELSE 0.0 END "
-        "END"
-    )
-
-
-def _nodes_cte(j: int, q: QuasiIdentifier, source: str) -> list[str]:
-    """CTEs ``__kanon_p{j}`` (present leaves), ``__kanon_d{j}`` (domain), ``__kanon_n{j}``."""
+def _nodes_ctes(j: int, q: QuasiIdentifier, hierarchy: Cte, source: str) -> _Column:
+    """The leaves of QI ``j`` present in ``source``, its domain, and every label's node."""
     top = q.height
-    present = (
-        f'"__kanon_p{j}" AS (WITH p0 AS (SELECT h.*, d.x, d.val FROM "__kanon_h{j}" h JOIN '
-        f"{value_points(q, source)} d ON h.k = d.key) {exact_positions('p0')})"
+    present = Cte(
+        internal(f"present{j}"),
+        f"WITH p0 AS (SELECT h.*, d.x, d.val FROM {hierarchy.ref} h JOIN "
+        f"{value_points(q, source)} d ON h.k = d.key) {exact_positions('p0')}",
     )
-    domain = (
-        f'"__kanon_d{j}" AS (SELECT count(*) AS card, min(x) AS lo, max(x) AS hi '
-        f'FROM "__kanon_p{j}")'
+    domain = Cte(
+        internal(f"domain{j}"),
+        f"SELECT count(*) AS card, min(x) AS lo, max(x) AS hi FROM {present.ref}",
+        ("card", "lo", "hi"),
     )
     per_level = " UNION ALL ".join(
         f"SELECT {'k' if i == 0 else f'l{i}'} AS label, {i} AS lvl, count(*) AS leaves, "
-        f'min(x) AS lo, max(x) AS hi FROM "__kanon_p{j}" GROUP BY 1'
+        f"min(x) AS lo, max(x) AS hi FROM {present.ref} GROUP BY 1"
         for i in range(top + 1)
     )
-    nodes = (
-        f'"__kanon_n{j}" AS (SELECT label, min(lvl) AS lvl, arg_min(leaves, lvl) AS leaves, '
-        f"arg_min(lo, lvl) AS lo, arg_min(hi, lvl) AS hi FROM ({per_level}) GROUP BY label)"
+    nodes = Cte(
+        internal(f"nodes{j}"),
+        "SELECT label, min(lvl) AS lvl, arg_min(leaves, lvl) AS leaves, "
+        f"arg_min(lo, lvl) AS lo, arg_min(hi, lvl) AS hi FROM ({per_level}) GROUP BY label",
+        ("label", "lvl", "leaves", "lo", "hi"),
     )
-    return [present, domain, nodes]
+    return _Column(hierarchy, present, domain, nodes)
 
 
-def _level_ctes(j: int, q: QuasiIdentifier) -> list[str]:
+@dataclass(frozen=True)
+class _Level:
+    """The CTEs of one QI's level in the release and its NUE parts."""
+
+    ctes: list[Cte]
+    level: Cte  # one row: lvl, the column's level (NULL if none)
+    value_counts: Cte  # per original value key: cnt and its label at the level
+    entropy: Cte  # one row: lvl, gen (NUE's generalization part) and pen (the penalty)
+
+
+def _level_ctes(
+    j: int, q: QuasiIdentifier, column: _Column, released: Cte, tuples: Cte, totals: Cte
+) -> _Level:
     """CTEs giving QI ``j``'s level in the release and its NUE parts.
 
-    ``__kanon_lv{j}``: every (label, level) of the hierarchy over the present values, the
-    top as ``'*'``; ``__kanon_kc{j}``: the kept released rows per label (NULL included);
-    ``__kanon_l{j}``: the column's level ``lvl`` (the lowest level holding every kept
-    label other than NULL, 0 if there is none, NULL if no level holds them all);
-    ``__kanon_vc{j}``: the original rows per value ``key`` with ``cnt`` and the value's
-    ``label`` at the column's level (``'*'`` at the top); ``__kanon_gl{j}``: the original rows
-    ``n`` per label at the column's level; ``__kanon_e{j}``: ``gen`` (NUE's
-    generalization part, NULL without a level) and ``pen`` (the non-monotonic penalty).
+    In order: every (label, level) of the hierarchy over the present values, the top as
+    ``'*'``; the kept released rows per label (NULL included); the column's level
+    ``lvl`` (the lowest level holding every kept label other than NULL, 0 if there is
+    none, NULL if no level holds them all); the original rows per value ``key`` with
+    ``cnt`` and the value's ``label`` at the column's level (``'*'`` at the top); the
+    original rows ``n`` per label at the column's level; ``gen`` (NUE's generalization
+    part, NULL without a level) and ``pen`` (the non-monotonic penalty).
     """
     top = q.height
-    levels = [f'SELECT k AS label, 0 AS lvl FROM "__kanon_p{j}"']
-    levels += [f'SELECT l{i}, {i} FROM "__kanon_p{j}"' for i in range(1, top)]
+    present = column.present.ref
+    levels = [f"SELECT k AS label, 0 AS lvl FROM {present}"]
+    levels += [f"SELECT l{i}, {i} FROM {present}" for i in range(1, top)]
     levels.append(f"SELECT {literal(ROOT)}, {top}")
     path = ", ".join(["h.k", *(f"h.l{i}" for i in range(1, top)), literal(ROOT)])
-    kc, lv, vc, gl, lj = (f'"__kanon_{x}{j}"' for x in ("kc", "lv", "vc", "gl", "l"))
-    return [
-        f"{lv} AS (SELECT DISTINCT label, lvl FROM ({' UNION ALL '.join(levels)}))",
-        f'{kc} AS (SELECT x{j} AS label, count(*)::BIGINT AS n FROM "__kanon_rl" '
-        "WHERE NOT sup GROUP BY 1)",
-        f"{lj} AS (SELECT CASE WHEN a.labels = 0 THEN 0 ELSE "
+    labels = Cte(
+        internal(f"labels{j}"),
+        f"SELECT DISTINCT label, lvl FROM ({' UNION ALL '.join(levels)})",
+        ("label", "lvl"),
+    )
+    kept = Cte(
+        internal(f"kept{j}"),
+        f"SELECT x{j} AS label, count(*)::BIGINT AS n FROM {released.ref} WHERE NOT sup GROUP BY 1",
+        ("label", "n"),
+    )
+    level = Cte(
+        internal(f"level{j}"),
+        "SELECT CASE WHEN a.labels = 0 THEN 0 ELSE "
         "min(h.lvl) FILTER (WHERE h.hits = a.labels) END AS lvl "
-        f"FROM (SELECT count(label) AS labels FROM {kc}) a LEFT JOIN "
-        f"(SELECT v.lvl, count(*) AS hits FROM {kc} c JOIN {lv} v ON c.label = v.label "
-        "GROUP BY v.lvl) h ON true GROUP BY a.labels)",
-        f"{vc} AS (SELECT v.key, v.cnt, [{path}][l.lvl + 1] AS label FROM "
-        f'(SELECT k{j} AS key, sum(n)::BIGINT AS cnt FROM "__kanon_tup" GROUP BY 1) v '
-        f'LEFT JOIN "__kanon_h{j}" h ON v.key = h.k CROSS JOIN {lj} l)',
-        f"{gl} AS (SELECT label, sum(cnt)::BIGINT AS n FROM {vc} GROUP BY 1)",
-        f'"__kanon_e{j}" AS (SELECT l.lvl, CASE WHEN l.lvl IS NULL THEN NULL ELSE g.gen END '
-        f"AS gen, p.pen FROM {lj} l, "
-        f"(SELECT coalesce(sum(v.cnt * log2(g.n / v.cnt)), 0.0) AS gen FROM {vc} v "
-        f"JOIN {gl} g ON v.label IS NOT DISTINCT FROM g.label) g, "
+        f"FROM (SELECT count(label) AS labels FROM {kept.ref}) a LEFT JOIN "
+        f"(SELECT v.lvl, count(*) AS hits FROM {kept.ref} c JOIN {labels.ref} v "
+        "ON c.label = v.label GROUP BY v.lvl) h ON true GROUP BY a.labels",
+        ("lvl",),
+    )
+    value_counts = Cte(
+        internal(f"value_counts{j}"),
+        f"SELECT v.key, v.cnt, [{path}][l.lvl + 1] AS label FROM "
+        f"(SELECT k{j} AS key, sum(n)::BIGINT AS cnt FROM {tuples.ref} GROUP BY 1) v "
+        f"LEFT JOIN {column.hierarchy.ref} h ON v.key = h.k CROSS JOIN {level.ref} l",
+        ("key", "cnt", "label"),
+    )
+    label_counts = Cte(
+        internal(f"label_counts{j}"),
+        f"SELECT label, sum(cnt)::BIGINT AS n FROM {value_counts.ref} GROUP BY 1",
+        ("label", "n"),
+    )
+    entropy = Cte(
+        internal(f"entropy{j}"),
+        "SELECT l.lvl, CASE WHEN l.lvl IS NULL THEN NULL ELSE g.gen END "
+        f"AS gen, p.pen FROM {level.ref} l, "
+        f"(SELECT coalesce(sum(v.cnt * log2(g.n / v.cnt)), 0.0) AS gen FROM {value_counts.ref} v "
+        f"JOIN {label_counts.ref} g ON v.label IS NOT DISTINCT FROM g.label) g, "
         "(SELECT coalesce(sum(d.s * log2(t.s / d.s)), 0.0) AS pen FROM "
-        f"(SELECT g.n - coalesce(c.n, 0) AS s FROM {gl} g LEFT JOIN {kc} c "
-        'ON g.label IS NOT DISTINCT FROM c.label) d CROSS JOIN "__kanon_tot" t '
-        "WHERE d.s > 0) p)",
-    ]
+        f"(SELECT g.n - coalesce(c.n, 0) AS s FROM {label_counts.ref} g LEFT JOIN {kept.ref} c "
+        f"ON g.label IS NOT DISTINCT FROM c.label) d CROSS JOIN {totals.ref} t "
+        "WHERE d.s > 0) p",
+        ("lvl", "gen", "pen"),
+    )
+    ctes = [labels, kept, level, value_counts, label_counts, entropy]
+    return _Level(ctes, level, value_counts, entropy)
 
 
-def _node_classes_cte(m: int) -> str:
-    """CTE ``__kanon_dms``: ``dm_star``, the original's classes at the columns' levels.
+def _node_classes_cte(levels: list[_Level], tuples: Cte) -> Cte:
+    """``dm_star``: Σ |E|² over the original's classes generalized to the columns' levels.
 
-    Σ |E|² over the classes of ``__kanon_tup`` generalized to the levels of
-    ``__kanon_l{j}`` (meaningless when a column has none).
+    Meaningless when a column has no level.
     """
     joins = " ".join(
-        f'JOIN "__kanon_vc{j}" v{j} ON t.k{j} IS NOT DISTINCT FROM v{j}.key' for j in range(m)
+        f"JOIN {lv.value_counts.ref} v{j} ON t.k{j} IS NOT DISTINCT FROM v{j}.key"
+        for j, lv in enumerate(levels)
     )
-    labels = ", ".join(f"v{j}.label" for j in range(m))
-    return (
-        '"__kanon_dms" AS (SELECT sum(n * n)::BIGINT AS dm_star FROM '
-        f'(SELECT sum(t.n) AS n FROM "__kanon_tup" t {joins} GROUP BY {labels}))'
+    labels = ", ".join(f"v{j}.label" for j in range(len(levels)))
+    return Cte(
+        internal("dm_star"),
+        "SELECT sum(n * n)::BIGINT AS dm_star FROM "
+        f"(SELECT sum(t.n) AS n FROM {tuples.ref} t {joins} GROUP BY {labels})",
+        ("dm_star",),
     )
 
 
@@ -359,39 +337,51 @@ def plan_metrics(
         msg = f"the released table {released!r} is the original table; pass the release"
         raise ConfigError(msg)
     m = len(qis)
-    ctes = [hierarchy_cte(j, q) for j, q in enumerate(qis)]
-    for j, q in enumerate(qis):
-        ctes += _nodes_cte(j, q, src.sql)
+    hierarchies = [hierarchy_cte(j, q) for j, q in enumerate(qis)]
+    columns = [_nodes_ctes(j, q, hierarchies[j], src.sql) for j, q in enumerate(qis)]
+    ctes = [*hierarchies]
+    for col in columns:
+        ctes += [col.present, col.domain, col.nodes]
     # The released labels as text, and which rows are suppressed: every QI '*', unless
     # every row is (the top node).
     labels = ", ".join(
         f"CAST(r.{ident(rc.name)} AS VARCHAR) AS x{j}" for j, rc in enumerate(rel_cols)
     )
     star = " AND ".join(f"coalesce(x{j} = {literal(ROOT)}, false)" for j in range(m))
-    ctes.append(
-        '"__kanon_rl" AS MATERIALIZED (SELECT *, star AND NOT bool_and(star) OVER () AS sup '
-        f"FROM (SELECT *, {star} AS star FROM (SELECT {labels} FROM {rel.sql} r)))"
+    release_labels = Cte(
+        internal("released"),
+        "SELECT *, star AND NOT bool_and(star) OVER () AS sup "
+        f"FROM (SELECT *, {star} AS star FROM (SELECT {labels} FROM {rel.sql} r))",
+        materialized=True,
     )
     # The original's distinct QI tuples with their rows.
     keys = ", ".join(
         f"{value_text(ident(q.column.name), q.column.type)} AS k{j}" for j, q in enumerate(qis)
     )
-    ctes.append(
-        f'"__kanon_tup" AS MATERIALIZED (SELECT {keys}, count(*)::BIGINT AS n '
-        f"FROM {src.sql} GROUP BY ALL)"
+    tuples = Cte(
+        internal("original_tuples"),
+        f"SELECT {keys}, count(*)::BIGINT AS n FROM {src.sql} GROUP BY ALL",
+        materialized=True,
     )
     # N original rows; S suppressed = kept '*' rows + rows missing from the release.
-    ctes.append(
-        '"__kanon_tot" AS (SELECT o.n, r.released, r.kept, '
+    totals = Cte(
+        internal("totals"),
+        "SELECT o.n, r.released, r.kept, "
         "r.released - r.kept + greatest(o.n - r.released, 0) AS s, "
         "greatest(o.n - r.released, 0) AS dropped FROM "
-        '(SELECT coalesce(sum(n), 0)::BIGINT AS n FROM "__kanon_tup") o, '
+        f"(SELECT coalesce(sum(n), 0)::BIGINT AS n FROM {tuples.ref}) o, "
         "(SELECT count(*)::BIGINT AS released, count(*) FILTER (WHERE NOT sup)::BIGINT "
-        'AS kept FROM "__kanon_rl") r)'
+        f"AS kept FROM {release_labels.ref}) r",
+        ("n", "released", "kept", "s", "dropped"),
     )
-    for j, q in enumerate(qis):
-        ctes += _level_ctes(j, q)
-    ctes.append(_node_classes_cte(m))
+    ctes += [release_labels, tuples, totals]
+    levels = [
+        _level_ctes(j, q, columns[j], release_labels, tuples, totals) for j, q in enumerate(qis)
+    ]
+    for lv in levels:
+        ctes += lv.ctes
+    dm_star = _node_classes_cte(levels, tuples)
+    ctes.append(dm_star)
     cells = []
     costs = []
     heights = []
@@ -400,9 +390,9 @@ def plan_metrics(
     for j, (q, rc) in enumerate(zip(qis, rel_cols, strict=True)):
         label = f"r.x{j}"
         n, d = f"n{j}", f"d{j}"
-        joins.append(f'LEFT JOIN "__kanon_n{j}" {n} ON {label} = {n}.label')
-        joins.append(f'CROSS JOIN "__kanon_d{j}" {d}')
-        joins.append(f'CROSS JOIN "__kanon_l{j}" l{j}')
+        joins.append(f"LEFT JOIN {columns[j].nodes.ref} {n} ON {label} = {n}.label")
+        joins.append(f"CROSS JOIN {columns[j].domain.ref} {d}")
+        joins.append(f"CROSS JOIN {levels[j].level.ref} l{j}")
         unknown = (
             f"error('label ' || {label} || ' of column ' || "
             f"{literal(rc.name)} || ' is not a label of its hierarchy over the original values')"
@@ -426,26 +416,29 @@ def plan_metrics(
         )
         losses.append(f"{weight!r} * g{j}")
     total_weight = sum(float(q.weight) for q in qis)
-    ctes.append(
-        f'"__kanon_cells" AS (SELECT {", ".join(cells + costs + heights)} '
-        f'FROM "__kanon_rl" r {" ".join(joins)})'
+    per_cell = Cte(
+        internal("cells"),
+        f"SELECT {', '.join(cells + costs + heights)} "
+        f"FROM {release_labels.ref} r {' '.join(joins)}",
     )
     groups = ", ".join(f"x{j}" for j in range(m))
-    ctes.append(
-        '"__kanon_classes" AS (SELECT count(*)::BIGINT AS n, bool_or(sup) AS sup '
-        f'FROM "__kanon_rl" GROUP BY {groups})'
+    classes = Cte(
+        internal("classes"),
+        "SELECT count(*)::BIGINT AS n, bool_or(sup) AS sup "
+        f"FROM {release_labels.ref} GROUP BY {groups}",
+        ("n", "sup"),
     )
+    ctes += [per_cell, classes]
     by_column = ", ".join(f"{literal(q.column.name)}: avg(g{j})" for j, q in enumerate(qis))
     k_sql = "min(n)" if k is None else str(k)
     weights = [repr(float(q.weight)) for q in qis]
     gen = " + ".join(f"{w} * e{j}.gen" for j, w in enumerate(weights))
     pen = " + ".join(f"{w} * e{j}.pen" for j, w in enumerate(weights))
     leveled = " AND ".join(f"e{j}.lvl IS NOT NULL" for j in range(m))
-    entropy = ", ".join(f'"__kanon_e{j}" e{j}' for j in range(m))
-    return (
-        "WITH "
-        + ",\n".join(ctes)
-        + "\nSELECT c.rows, c.classes, c.min_class, c.k, s.cost, s.gcp, c.dm, "
+    entropy = ", ".join(f"{lv.entropy.ref} e{j}" for j, lv in enumerate(levels))
+    return with_query(
+        ctes,
+        "SELECT c.rows, c.classes, c.min_class, c.k, s.cost, s.gcp, c.dm, "
         "CAST(c.rows AS DOUBLE) / c.classes / c.k AS c_avg, s.gcp_by_column, "
         "t.s AS suppressed, "
         f"CASE WHEN t.n = 0 THEN 0.0 ELSE (s.wloss + t.dropped * {total_weight!r}) "
@@ -458,12 +451,12 @@ def plan_metrics(
         f"(SELECT sum(n)::BIGINT AS rows, count(*)::BIGINT AS classes, min(n)::BIGINT "
         f"AS min_class, ({k_sql})::BIGINT AS k, sum(n * n)::BIGINT AS dm, "
         "coalesce(sum(n * n) FILTER (WHERE NOT sup), 0)::BIGINT AS dm_kept "
-        '  FROM "__kanon_classes") c, '
+        f"  FROM {classes.ref}) c, "
         f"(SELECT coalesce(sum({' + '.join(f'c{j}' for j in range(m))}), 0) AS cost, "
         f"coalesce(avg(({' + '.join(f'g{j}' for j in range(m))}) / {m}), 0) AS gcp, "
         f"{{{by_column}}} AS gcp_by_column, "
         f"coalesce(sum({' + '.join(losses)}), 0) AS wloss, "
         f"coalesce(sum({' + '.join(f'h{j}' for j in range(m))}), 0) AS height "
-        '  FROM "__kanon_cells") s, "__kanon_tot" t, "__kanon_dms" x, '
-        f"{entropy}"
+        f"  FROM {per_cell.ref}) s, {totals.ref} t, {dm_star.ref} x, "
+        f"{entropy}",
     )

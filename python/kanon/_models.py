@@ -15,15 +15,20 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from kanon._catalog import resolve_columns, resolve_table
+from kanon._plan import sensitive_column
 from kanon._sql import ident, literal
 from kanon.exceptions import ConfigError, InvalidInputError
-from kanon.hierarchy import value_text
+from kanon.hierarchy.base import value_text
+from kanon.planner.coding import code_columns
+from kanon.planner.hierarchies import hierarchy_of
+from kanon.planner.sql import Cte, internal
 
 if TYPE_CHECKING:
     import duckdb
 
-    from kanon._anonymize import QuasiIdentifier
     from kanon._catalog import Column, Table
+    from kanon.planner.coding import Coded
+    from kanon.planner.hierarchies import QuasiIdentifier
 
 __all__ = [
     "L_VARIANTS",
@@ -171,7 +176,7 @@ class PrivacyModels:
 class ModelArgs:
     """SQL of the kernel UDF's model arguments and the CTEs they read."""
 
-    ctes: list[str]
+    ctes: list[Cte]
     args: str  # six SQL expressions, comma-separated
     options: dict[str, Any]
 
@@ -216,10 +221,6 @@ def resolve_models(
     """Resolve the sensitive column, its hierarchy and the population's columns."""
     if not models.any():
         return None
-    # Imported here: both modules build on each other's definitions.
-    from kanon._anonymize import hierarchy_of
-    from kanon._plan import sensitive_column
-
     sens = None
     sq = None
     if models.needs_sensitive:
@@ -249,40 +250,51 @@ def resolve_models(
 
 
 def _sensitive_ctes(
-    table: Table, sens: Column, sq: QuasiIdentifier | None, m: int
-) -> tuple[list[str], str]:
+    table: Table, sens: Column, sq: QuasiIdentifier | None, coded: Coded, m: int
+) -> tuple[list[Cte], str]:
     """CTEs of the sensitive entries and the SQL of the hierarchy argument."""
-    codes = ", ".join(f'"__kanon_c{j}"' for j in range(m))
+    codes = code_columns(m)
     s = ident(sens.name)
+    rows, tuples = coded.rows.ref, coded.tuples.ref
     if sq is None:
-        ctes = [
-            '"__kanon_sd" AS (SELECT sv, (dense_rank() OVER (ORDER BY sv ASC NULLS LAST) - 1)'
-            f"::UINTEGER AS code FROM (SELECT DISTINCT {s} AS sv FROM {table.sql}))",
-            '"__kanon_se" AS (SELECT t.t, d.code, count(*)::UBIGINT AS n FROM "__kanon_r" r '
-            f'JOIN "__kanon_t" t USING ({codes}) JOIN "__kanon_sd" d '
-            f"ON r.{s} IS NOT DISTINCT FROM d.sv GROUP BY t.t, d.code)",
-        ]
-        return ctes, "[]::UINTEGER[][]"
-    v = f'"__kanon_v{m}"'
+        dictionary = Cte(
+            internal("sensitive_codes"),
+            "SELECT sv, (dense_rank() OVER (ORDER BY sv ASC NULLS LAST) - 1)"
+            f"::UINTEGER AS code FROM (SELECT DISTINCT {s} AS sv FROM {table.sql})",
+            ("sv", "code"),
+        )
+        entries = Cte(
+            internal("sensitive_entries"),
+            f"SELECT t.t, d.code, count(*)::UBIGINT AS n FROM {rows} r "
+            f"JOIN {tuples} t USING ({codes}) JOIN {dictionary.ref} d "
+            f"ON r.{s} IS NOT DISTINCT FROM d.sv GROUP BY t.t, d.code",
+            ("t", "code", "n"),
+        )
+        return [dictionary, entries], "[]::UINTEGER[][]"
+    v = coded.values[m].ref
     key = value_text(f"r.{s}", sens.type)
     lost = literal(f"a value of sensitive column {sens.name!r} is missing from its hierarchy: ")
-    ctes = [
-        '"__kanon_se" AS (SELECT t.t, CASE WHEN v.a0 IS NULL THEN error('
+    entries = Cte(
+        internal("sensitive_entries"),
+        "SELECT t.t, CASE WHEN v.a0 IS NULL THEN error("
         f"{lost} || {key}) ELSE v.a0 END AS code, count(*)::UBIGINT AS n "
-        f'FROM "__kanon_r" r JOIN "__kanon_t" t USING ({codes}) '
-        f"LEFT JOIN {v} v ON {key} IS NOT DISTINCT FROM v.k GROUP BY ALL)"
-    ]
+        f"FROM {rows} r JOIN {tuples} t USING ({codes}) "
+        f"LEFT JOIN {v} v ON {key} IS NOT DISTINCT FROM v.k GROUP BY ALL",
+        ("t", "code", "n"),
+    )
     levels = ", ".join(f"list(a{i} ORDER BY a0)" for i in range(sq.height + 1))
-    return ctes, f"(SELECT [{levels}] FROM {v})"
+    return [entries], f"(SELECT [{levels}] FROM {v})"
 
 
-def _population_ctes(qis: list[QuasiIdentifier], pop: Table, pop_cols: list[Column]) -> list[str]:
-    """CTEs ``__kanon_pm{j}`` (value → label path) and ``__kanon_pp`` (paths, counts)."""
+def _population_ctes(
+    qis: list[QuasiIdentifier], pop: Table, pop_cols: list[Column], coded: Coded
+) -> list[Cte]:
+    """Per QI ``j`` its value → label path, and the population's paths with their counts."""
     ctes = []
     paths = []
     for j, (q, col) in enumerate(zip(qis, pop_cols, strict=True)):
         top = q.height
-        v = f'"__kanon_v{j}"'
+        v = coded.values[j].ref
         joins = [f"LEFT JOIN {v} m0 ON m0.k = h.k"]
         items = [f"coalesce(m0.a0, {NO_LABEL})"]
         for i in range(1, top + 1):
@@ -294,10 +306,14 @@ def _population_ctes(qis: list[QuasiIdentifier], pop: Table, pop_cols: list[Colu
         none_path = ", ".join([str(NO_LABEL)] * top + ["0"])
         null_path = ", ".join(f"a{i}" for i in range(top + 1))
         ctes.append(
-            f'"__kanon_pm{j}" AS (SELECT h.k, [{", ".join(items)}]::UINTEGER[] AS p '
-            f'FROM "__kanon_h{j}" h {" ".join(joins)} UNION ALL '
-            f"SELECT NULL, coalesce((SELECT [{null_path}] FROM {v} WHERE k IS NULL), "
-            f"[{none_path}])::UINTEGER[])"
+            Cte(
+                internal(f"population_paths{j}"),
+                f"SELECT h.k, [{', '.join(items)}]::UINTEGER[] AS p "
+                f"FROM {coded.hierarchies[j].ref} h {' '.join(joins)} UNION ALL "
+                f"SELECT NULL, coalesce((SELECT [{null_path}] FROM {v} WHERE k IS NULL), "
+                f"[{none_path}])::UINTEGER[]",
+                ("k", "p"),
+            )
         )
         key = value_text(f"p.{ident(col.name)}", col.type)
         lost = literal(
@@ -306,42 +322,47 @@ def _population_ctes(qis: list[QuasiIdentifier], pop: Table, pop_cols: list[Colu
         )
         paths.append(f"CASE WHEN pm{j}.p IS NULL THEN error({lost} || {key}) ELSE pm{j}.p END")
     pop_joins = " ".join(
-        f'LEFT JOIN "__kanon_pm{j}" pm{j} ON '
+        f"LEFT JOIN {ctes[j].ref} pm{j} ON "
         f"{value_text('p.' + ident(c.name), c.type)} IS NOT DISTINCT FROM pm{j}.k"
         for j, c in enumerate(pop_cols)
     )
     ctes.append(
-        f'"__kanon_pp" AS (SELECT flatten([{", ".join(paths)}]) AS path, count(*)::UBIGINT AS n '
-        f"FROM {pop.sql} p {pop_joins} GROUP BY ALL)"
+        Cte(
+            internal("population"),
+            f"SELECT flatten([{', '.join(paths)}]) AS path, count(*)::UBIGINT AS n "
+            f"FROM {pop.sql} p {pop_joins} GROUP BY ALL",
+            ("path", "n"),
+        )
     )
     return ctes
 
 
 def model_args(
-    table: Table, qis: list[QuasiIdentifier], resolved: ResolvedModels | None
+    table: Table, qis: list[QuasiIdentifier], resolved: ResolvedModels | None, coded: Coded
 ) -> ModelArgs:
-    """Plan the model arguments of ``kanon_optimal`` (after :func:`coded_ctes`)."""
+    """Plan the model arguments of the kernels over the ``coded`` parts of the plan."""
     if resolved is None:
         return ModelArgs([], EMPTY_ARGS, {})
     m = len(qis)
-    ctes: list[str] = []
+    ctes: list[Cte] = []
     entries = "[]::UINTEGER[], []::UINTEGER[], []::UBIGINT[]"
     hierarchy = "[]::UINTEGER[][]"
     if resolved.sensitive is not None:
         sensitive_ctes, hierarchy = _sensitive_ctes(
-            table, resolved.sensitive, resolved.hierarchy, m
+            table, resolved.sensitive, resolved.hierarchy, coded, m
         )
         ctes += sensitive_ctes
         entries = ", ".join(
-            f'(SELECT coalesce(list({x} ORDER BY t, code), []) FROM "__kanon_se")'
+            f"(SELECT coalesce(list({x} ORDER BY t, code), []) FROM {sensitive_ctes[-1].ref})"
             for x in ("t::UINTEGER", "code", "n")
         )
     pop = "[]::UINTEGER[], []::UBIGINT[]"
     if resolved.population is not None:
-        ctes += _population_ctes(qis, resolved.population, resolved.population_qis)
+        ctes += _population_ctes(qis, resolved.population, resolved.population_qis, coded)
+        population = ctes[-1].ref
         pop = (
-            '(SELECT coalesce(flatten(list(path ORDER BY path)), []) FROM "__kanon_pp"), '
-            '(SELECT coalesce(list(n ORDER BY path), []) FROM "__kanon_pp")'
+            f"(SELECT coalesce(flatten(list(path ORDER BY path)), []) FROM {population}), "
+            f"(SELECT coalesce(list(n ORDER BY path), []) FROM {population})"
         )
     return ModelArgs(
         ctes, f"{entries}, {hierarchy}, {pop}", resolved.models.kernel(resolved.sensitive)

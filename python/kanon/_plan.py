@@ -1,4 +1,4 @@
-"""The planner: turns a table name, arguments and the configuration into one SQL query.
+"""The check planner: ``kanon_check`` and ``kanon_classes`` as one SQL query each.
 
 Pure functions of the catalog and their arguments: they read the catalog, never write,
 and are cheap, because DuckDB calls them while binding ``kanon_check(...)``.
@@ -15,7 +15,10 @@ from kanon._catalog import Column, Table, configured, resolve_columns, resolve_t
 from kanon._roles import identifying_sql
 from kanon._sql import ident, literal
 from kanon.exceptions import ConfigError, InvalidInputError
-from kanon.hierarchy import value_text
+from kanon.hierarchy.base import value_text
+from kanon.planner.coding import coded_hierarchy
+from kanon.planner.hierarchies import check_hierarchies, hierarchy_cte, hierarchy_of
+from kanon.planner.sql import Cte, internal, with_query
 
 if TYPE_CHECKING:
     import duckdb
@@ -128,24 +131,16 @@ def _keys(qis: list[Column]) -> tuple[str, str]:
 
 
 def _sensitive_hierarchy(
-    con: duckdb.DuckDBPyConnection, table: Table, sens: Column, config: Config
-) -> tuple[list[str], str, str]:
+    con: duckdb.DuckDBPyConnection, table: Table, sens: Column, config: Config, histogram: Cte
+) -> tuple[list[Cte], Cte, str]:
     """The hierarchical ground distance: CTEs coding the sensitive column's hierarchy.
 
-    Returns the CTEs (``__kanon_h0``, the configured hierarchy checked against the table,
-    and ``__kanon_sv``, its leaves present in the table, plus a NULL leaf right under the
-    root when the column holds NULLs, coded ``a0`` in depth-first order and ``a{l}`` per
-    level), the SQL of the sensitive dictionary ``sdict`` (``sv`` → leaf code ``c``) and
-    the SQL of the levels as a JSON object ``{"hierarchy": [[level 0], …]}``.
+    Returns the CTEs (the configured hierarchy checked against the table, and its leaves
+    present in the table, plus a NULL leaf right under the root when the column holds
+    NULLs, coded ``a0`` in depth-first order and ``a{l}`` per level), the sensitive
+    dictionary (``sv`` of ``histogram`` → leaf code ``c``) and the SQL of the levels as a
+    JSON object ``{"hierarchy": [[level 0], …]}``.
     """
-    # Imported here: the forest planner builds on this module's definitions.
-    from kanon._anonymize import (
-        _check_hierarchies,
-        coded_hierarchy,
-        hierarchy_cte,
-        hierarchy_of,
-    )
-
     name = next((h for c, _, h in config if c.lower() == sens.name.lower() and h is not None), None)
     if name is None:
         msg = (
@@ -155,20 +150,26 @@ def _sensitive_hierarchy(
         )
         raise ConfigError(msg)
     q = hierarchy_of(con, table, sens, name, 1.0)
-    ctes = [hierarchy_cte(0, q)]
-    _check_hierarchies(con, table, [q], ctes)
+    hierarchy = hierarchy_cte(0, q)
+    check_hierarchies(con, table, [q], [hierarchy])
     top = q.height
-    ctes.append(f'"__kanon_sv" AS ({coded_hierarchy("__kanon_h0", q, table.sql)})')
+    leaves = Cte(internal("sensitive_leaves"), coded_hierarchy(hierarchy, q, table.sql))
     key = value_text("d.sv", sens.type)
     # The table changed since planning: a value without a leaf stops the query.
     lost = literal(f"a value of sensitive column {sens.name!r} is missing from its hierarchy: ")
-    sdict = (
-        f"__kanon_sdict AS (SELECT d.sv, CASE WHEN v.a0 IS NULL THEN error({lost} || {key}) "
-        "ELSE v.a0 END AS c FROM (SELECT DISTINCT sv FROM __kanon_hist) d "
-        f'LEFT JOIN "__kanon_sv" v ON {key} IS NOT DISTINCT FROM v.k)'
+    codes = Cte(
+        internal("sensitive_codes"),
+        f"SELECT d.sv, CASE WHEN v.a0 IS NULL THEN error({lost} || {key}) "
+        f"ELSE v.a0 END AS c FROM (SELECT DISTINCT sv FROM {histogram.ref}) d "
+        f"LEFT JOIN {leaves.ref} v ON {key} IS NOT DISTINCT FROM v.k",
+        ("sv", "c"),
     )
     lists = ", ".join(f"list(a{i} ORDER BY a0)" for i in range(top + 1))
-    return ctes, sdict, f"(SELECT json_object('hierarchy', [{lists}]) FROM \"__kanon_sv\")"
+    return (
+        [hierarchy, leaves],
+        codes,
+        f"(SELECT json_object('hierarchy', [{lists}]) FROM {leaves.ref})",
+    )
 
 
 def plan_check(con: duckdb.DuckDBPyConnection, tbl: str, options: CheckOptions) -> CheckPlan:
@@ -198,56 +199,66 @@ def plan_check(con: duckdb.DuckDBPyConnection, tbl: str, options: CheckOptions) 
     undeclared = [c.name for c in table.columns if c.name.lower() not in declared]
     identifying = identifying_sql(table, undeclared)
     select, keys = _keys(qis)
-    ctes: list[str] = []
+    ctes: list[Cte] = []
     levels_json: str | None = None
     if sens is None:
-        ctes.append(
-            f"__kanon_cls AS (SELECT {keys}, count(*)::UBIGINT AS n, "
+        entries = Cte(
+            internal("class_entries"),
+            f"SELECT {keys}, count(*)::UBIGINT AS n, "
             "NULL::STRUCT(c UINTEGER, n UBIGINT)[] AS entries "
-            f"FROM (SELECT {select} FROM {table.sql}) GROUP BY ALL)"
+            f"FROM (SELECT {select} FROM {table.sql}) GROUP BY ALL",
         )
         ordered = False
     else:
-        ctes.append(
-            f"__kanon_hist AS (SELECT {select}, {ident(sens.name)} AS sv, count(*)::UBIGINT AS n "
-            f"FROM {table.sql} GROUP BY ALL)"
+        histogram = Cte(
+            internal("sensitive_histogram"),
+            f"SELECT {select}, {ident(sens.name)} AS sv, count(*)::UBIGINT AS n "
+            f"FROM {table.sql} GROUP BY ALL",
         )
+        ctes.append(histogram)
         if hierarchical:
-            h_ctes, sdict, levels_json = _sensitive_hierarchy(con, table, sens, config)
+            h_ctes, codes, levels_json = _sensitive_hierarchy(con, table, sens, config, histogram)
             ctes[:0] = h_ctes
-            ctes.append(sdict)
         else:
-            ctes.append(
-                "__kanon_sdict AS (SELECT sv, (row_number() OVER (ORDER BY sv ASC NULLS LAST) - 1)"
-                "::UINTEGER AS c FROM (SELECT DISTINCT sv FROM __kanon_hist))"
+            codes = Cte(
+                internal("sensitive_codes"),
+                "SELECT sv, (row_number() OVER (ORDER BY sv ASC NULLS LAST) - 1)"
+                f"::UINTEGER AS c FROM (SELECT DISTINCT sv FROM {histogram.ref})",
+                ("sv", "c"),
             )
-        hist_keys = ", ".join(f"__kanon_hist.q{i}" for i in range(len(qis)))
-        ctes.append(
-            f"__kanon_cls AS (SELECT {hist_keys}, sum(__kanon_hist.n)::UBIGINT AS n, "
-            "list({'c': __kanon_sdict.c, 'n': __kanon_hist.n}) AS entries "
-            "FROM __kanon_hist JOIN __kanon_sdict "
-            "ON __kanon_hist.sv IS NOT DISTINCT FROM __kanon_sdict.sv "
-            f"GROUP BY {hist_keys})"
+        ctes.append(codes)
+        hist, code = histogram.ref, codes.ref
+        hist_keys = ", ".join(f"{hist}.q{i}" for i in range(len(qis)))
+        entries = Cte(
+            internal("class_entries"),
+            f"SELECT {hist_keys}, sum({hist}.n)::UBIGINT AS n, "
+            f"list({{'c': {code}.c, 'n': {hist}.n}}) AS entries "
+            f"FROM {hist} JOIN {code} ON {hist}.sv IS NOT DISTINCT FROM {code}.sv "
+            f"GROUP BY {hist_keys}",
         )
         ordered = sens.ordered if options.t_distance is None else options.t_distance == "ordered"
+    ctes.append(entries)
+    cls = entries.ref
     if options.population is None:
-        ctes.append("__kanon_classes AS (SELECT n, NULL::UBIGINT AS pop, entries FROM __kanon_cls)")
+        classes = Cte(internal("classes"), f"SELECT n, NULL::UBIGINT AS pop, entries FROM {cls}")
     else:
         population = resolve_table(con, options.population)
         pop_cols = resolve_columns(population, [q.name for q in qis], "population")
         pop_select, _ = _keys(pop_cols)
-        ctes.append(
-            f"__kanon_pop AS (SELECT {keys}, count(*)::UBIGINT AS n "
-            f"FROM (SELECT {pop_select} FROM {population.sql}) GROUP BY ALL)"
+        pop_classes = Cte(
+            internal("population_classes"),
+            f"SELECT {keys}, count(*)::UBIGINT AS n "
+            f"FROM (SELECT {pop_select} FROM {population.sql}) GROUP BY ALL",
         )
-        on = " AND ".join(
-            f"__kanon_cls.q{i} IS NOT DISTINCT FROM __kanon_pop.q{i}" for i in range(len(qis))
+        ctes.append(pop_classes)
+        pop = pop_classes.ref
+        on = " AND ".join(f"{cls}.q{i} IS NOT DISTINCT FROM {pop}.q{i}" for i in range(len(qis)))
+        classes = Cte(
+            internal("classes"),
+            f"SELECT {cls}.n, coalesce({pop}.n, 0)::UBIGINT AS pop, {cls}.entries "
+            f"FROM {cls} LEFT JOIN {pop} ON {on}",
         )
-        ctes.append(
-            "__kanon_classes AS (SELECT __kanon_cls.n, "
-            "coalesce(__kanon_pop.n, 0)::UBIGINT AS pop, __kanon_cls.entries "
-            f"FROM __kanon_cls LEFT JOIN __kanon_pop ON {on})"
-        )
+    ctes.append(classes)
     kernel_options = {
         "sensitive": sens is not None,
         "population": options.population is not None,
@@ -259,17 +270,21 @@ def plan_check(con: duckdb.DuckDBPyConnection, tbl: str, options: CheckOptions) 
     options_sql = literal(json.dumps(kernel_options))
     packed = "list({'n': n, 'pop': pop, 'entries': entries})"
     if levels_json is None:
-        sql = (
-            "WITH " + ",\n".join(ctes) + f"\nSELECT unnest(kanon_class_stats({packed}, "
-            f"{options_sql})), {identifying} AS identifying_columns FROM __kanon_classes"
+        sql = with_query(
+            ctes,
+            f"SELECT unnest(kanon_class_stats({packed}, {options_sql})), "
+            f"{identifying} AS identifying_columns FROM {classes.ref}",
         )
     else:  # the options carry the hierarchy's levels, read when the query runs
-        ctes.append(f"__kanon_packed AS (SELECT {packed} AS p FROM __kanon_classes)")
-        ctes.append(f"__kanon_opts AS (SELECT json_merge_patch({options_sql}, {levels_json}) AS o)")
-        sql = (
-            "WITH " + ",\n".join(ctes) + "\nSELECT unnest(kanon_class_stats(__kanon_packed.p, "
-            f"__kanon_opts.o::VARCHAR)), {identifying} AS identifying_columns "
-            "FROM __kanon_packed, __kanon_opts"
+        packed_cte = Cte(internal("packed"), f"SELECT {packed} AS p FROM {classes.ref}")
+        opts = Cte(
+            internal("options"), f"SELECT json_merge_patch({options_sql}, {levels_json}) AS o"
+        )
+        ctes += [packed_cte, opts]
+        sql = with_query(
+            ctes,
+            f"SELECT unnest(kanon_class_stats({packed_cte.ref}.p, {opts.ref}.o::VARCHAR)), "
+            f"{identifying} AS identifying_columns FROM {packed_cte.ref}, {opts.ref}",
         )
     return CheckPlan(sql, tuple(q.name for q in qis), None if sens is None else sens.name)
 
@@ -279,11 +294,20 @@ def plan_classes(con: duckdb.DuckDBPyConnection, tbl: str, qi: tuple[str, ...]) 
     table = resolve_table(con, tbl)
     qis = quasi_identifiers(table, qi, configured(con, table) if not qi else [])
     group = ", ".join(ident(c.name) for c in qis)
-    return (
-        f"WITH __kanon_cls AS (SELECT count(*)::UBIGINT AS size FROM {table.sql} "
-        f"GROUP BY {group}), __kanon_hist AS (SELECT size AS class_size, "
-        "count(*)::UBIGINT AS classes, sum(size)::UBIGINT AS rows FROM __kanon_cls GROUP BY size) "
+    sizes = Cte(
+        internal("class_sizes"),
+        f"SELECT count(*)::UBIGINT AS size FROM {table.sql} GROUP BY {group}",
+        ("size",),
+    )
+    histogram = Cte(
+        internal("size_histogram"),
+        "SELECT size AS class_size, count(*)::UBIGINT AS classes, sum(size)::UBIGINT AS rows "
+        f"FROM {sizes.ref} GROUP BY size",
+        ("class_size", "classes", "rows"),
+    )
+    return with_query(
+        [sizes, histogram],
         "SELECT class_size, classes, rows, rows / sum(rows) OVER () AS share, "
         "sum(rows) OVER (ORDER BY class_size) / sum(rows) OVER () AS cumulative_share "
-        "FROM __kanon_hist ORDER BY class_size"
+        f"FROM {histogram.ref} ORDER BY class_size",
     )

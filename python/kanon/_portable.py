@@ -102,7 +102,7 @@ def to_sql(con: duckdb.DuckDBPyConnection, name: str, dialect: str = "postgres")
         allowed = ", ".join(repr(d) for d in DIALECTS)
         msg = f"dialect must be one of {allowed}, got {dialect!r}"
         raise InvalidInputError(msg)
-    tree = _parse(name, _view_sql(con, name)).transform(_count_star)
+    tree = _parse(name, _stored_definition(con, name)).transform(_count_star)
     if dialect != "duckdb":
         found = _duckdb_only(tree, dialect)
         if found:
@@ -118,7 +118,7 @@ def to_sql(con: duckdb.DuckDBPyConnection, name: str, dialect: str = "postgres")
         raise InvalidInputError(msg) from err
 
 
-def _view_sql(con: duckdb.DuckDBPyConnection, name: str) -> str:
+def _stored_definition(con: duckdb.DuckDBPyConnection, name: str) -> str:
     """Return the stored ``CREATE VIEW`` text of the view ``name``."""
     rows = con.execute(
         "SELECT database_name, schema_name, sql, "

@@ -23,42 +23,41 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from kanon._anonymize import (
-    AnonymizeOptions,
-    QuasiIdentifier,
-    coded_ctes,
-    hierarchy_cte,
-    plan_anonymize,
-    release_columns,
-)
+from kanon._anonymize import AnonymizeOptions, plan_anonymize
 from kanon._catalog import check_view_name
 from kanon._install import install_kernels
-from kanon._optimal import optimal_ctes
 from kanon._owned import claim, drop_stale, helper
 from kanon._sql import ident, literal
 from kanon.exceptions import InvalidInputError
-from kanon.hierarchy import ROOT, value_text
+from kanon.hierarchy.base import ROOT, value_text
+from kanon.planner.coding import coded_ctes
+from kanon.planner.hierarchies import hierarchy_cte
+from kanon.planner.labels import release_columns
+from kanon.planner.optimal import optimal_ctes
+from kanon.planner.sql import internal, with_query
 
 if TYPE_CHECKING:
     import duckdb
 
     from kanon._catalog import Table
+    from kanon.planner.coding import Coded
+    from kanon.planner.hierarchies import QuasiIdentifier
 
 __all__ = ["materialize_global"]
 
 
-def _lookup_sql(table: Table, j: int, q: QuasiIdentifier, level: int) -> str:
+def _lookup_sql(table: Table, coded: Coded, j: int, q: QuasiIdentifier, level: int) -> str:
     """The distinct non-NULL values of QI ``j`` (typed) with their label at ``level``."""
     c = ident(q.column.name)
     label = "v.k" if level == 0 else f"v.l{level}"
     return (
         f"SELECT DISTINCT s.{c} AS value, CAST({label} AS VARCHAR) AS label "
-        f'FROM {table.sql} s JOIN "__kanon_v{j}" v '
+        f"FROM {table.sql} s JOIN {coded.values[j].ref} v "
         f"ON {value_text(f's.{c}', q.column.type)} = v.k WHERE s.{c} IS NOT NULL"
     )
 
 
-def _view_sql(
+def _global_view_sql(
     name: str,
     table: Table,
     qis: tuple[QuasiIdentifier, ...],
@@ -67,38 +66,44 @@ def _view_sql(
     k: int,
     keep_suppressed: bool,
 ) -> str:
-    """The portable view: generalize, count classes, suppress, withhold."""
+    """The SQL of the view of a global release: generalize, count classes, suppress, withhold."""
     star = literal(ROOT)
+    size = ident(internal("class_size"))  # rows of the row's class
+    small = ident(internal("small_rows"))  # rows in classes below k, over the table
+
+    def label(j: int) -> str:
+        return ident(internal(f"label{j}"))
+
     generalized, joins = [], []
     for j, q in enumerate(qis):
         c = f"s.{ident(q.column.name)}"
         if levels[j] == q.height:
-            generalized.append(f'{star} AS "__kanon_g{j}"')
+            generalized.append(f"{star} AS {label(j)}")
             continue
         h = f"h{j}"
         joins.append(f"LEFT JOIN {ident(helper(name, f'h{j}'))} {h} ON {c} = {h}.value")
         # A value that is not in the lookup table (added since) goes to the root.
         generalized.append(
             f"CASE WHEN {c} IS NOT NULL AND {h}.value IS NULL THEN {star} "
-            f'ELSE {h}.label END AS "__kanon_g{j}"'
+            f"ELSE {h}.label END AS {label(j)}"
         )
-    keys = ", ".join(f'"__kanon_g{j}"' for j in range(len(qis)))
+    keys = ", ".join(label(j) for j in range(len(qis)))
     inner = f"SELECT s.*, {', '.join(generalized)} FROM {table.sql} s" + (
         " " + " ".join(joins) if joins else ""
     )
-    counted = f'SELECT g.*, COUNT(*) OVER (PARTITION BY {keys}) AS "__kanon_n" FROM ({inner}) g'
-    small = f'CASE WHEN c."__kanon_n" < {k} THEN 1 ELSE 0 END'
-    totals = f'SELECT c.*, SUM({small}) OVER () AS "__kanon_s" FROM ({counted}) c'
+    counted = f"SELECT g.*, COUNT(*) OVER (PARTITION BY {keys}) AS {size} FROM ({inner}) g"
+    is_small = f"CASE WHEN c.{size} < {k} THEN 1 ELSE 0 END"
+    totals = f"SELECT c.*, SUM({is_small}) OVER () AS {small} FROM ({counted}) c"
     out = release_columns(
         table,
         qis,
         identifiers,
         "t",
-        lambda j: f'CASE WHEN t."__kanon_n" < {k} THEN {star} ELSE t."__kanon_g{j}" END',
+        lambda j: f"CASE WHEN t.{size} < {k} THEN {star} ELSE t.{label(j)} END",
     )
-    released = f't."__kanon_n" >= {k}'
+    released = f"t.{size} >= {k}"
     if keep_suppressed:
-        released += f' OR t."__kanon_s" >= {k}'
+        released += f" OR t.{small} >= {k}"
     return f"SELECT {', '.join(out)} FROM ({totals}) t WHERE {released}"
 
 
@@ -125,9 +130,9 @@ def materialize_global(
     objects = [name, helper(name, "meta"), *(helper(name, f"h{j}") for j in range(len(qis)))]
     owned = claim(con, name, objects)
     hierarchies = [hierarchy_cte(j, q) for j, q in enumerate(qis)]
-    head = "WITH " + ",\n".join(optimal_ctes(source, qis, options, plan.rows, hierarchies))
+    search = optimal_ctes(source, qis, options, plan.rows, hierarchies)
     ((levels, stats_text),) = con.execute(
-        f'{head}\nSELECT r.levels, r.stats FROM "__kanon_run"'
+        with_query(search.ctes, f"SELECT r.levels, r.stats FROM {search.kernel.ref}")
     ).fetchall()
     levels = [int(x) for x in levels]
     stats = json.loads(stats_text)
@@ -147,7 +152,7 @@ def materialize_global(
     if stats["suppressed"] and not options.drop_suppressed and stats["suppressed"] < options.k:
         msg = "internal error: the optimum suppresses fewer than k rows into the '*' class"
         raise InvalidInputError(msg)
-    coded = "WITH " + ",\n".join(coded_ctes(source, qis, hierarchies))
+    coded = coded_ctes(source, qis, hierarchies)
     con.execute("BEGIN TRANSACTION")
     try:
         drop_stale(con, owned, objects)
@@ -157,14 +162,14 @@ def materialize_global(
                 con.execute(f"DROP TABLE IF EXISTS {lookup}")
                 continue
             con.execute(
-                f"CREATE OR REPLACE TABLE {lookup} AS {coded}\n"
-                f"{_lookup_sql(source, j, q, levels[j])}"
+                f"CREATE OR REPLACE TABLE {lookup} AS "
+                + with_query(coded.ctes, _lookup_sql(source, coded, j, q, levels[j]))
             )
         con.execute(
             f"CREATE OR REPLACE TABLE {ident(helper(name, 'meta'))} AS SELECT ? AS meta",
             [json.dumps(meta)],
         )
-        view = _view_sql(
+        view = _global_view_sql(
             name,
             source,
             plan.qis,

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 from kanon._anonymize import AnonymizeOptions, plan_anonymize
 from kanon._inputs import Data, as_table, like_input
 from kanon._metrics import Metrics, plan_metrics
-from kanon._optimal import Transformation, search_sql
 from kanon._options import AnonymizeKeywords, SearchKeywords, keywords
 from kanon._progress import run_with_progress
+from kanon.planner.search import Transformation, search_sql
 
 if TYPE_CHECKING:
     from collections.abc import Callable

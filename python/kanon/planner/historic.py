@@ -1,8 +1,8 @@
-"""The planner of ``kanon(..., method := 'datafly' | 'mu_argus')``: Sweeney's algorithms.
+"""``method := 'datafly'`` and ``'mu_argus'``: Sweeney's greedy full-domain algorithms.
 
 Sweeney (2002), "Achieving k-anonymity privacy protection using generalization and
 suppression", describes two greedy full-domain algorithms, kept here as baselines next
-to the exact optimum (``method := 'optimal'``, :mod:`kanon._optimal`):
+to the exact optimum (``method := 'optimal'``, :mod:`kanon.planner.optimal`):
 
 * **Datafly** generalizes, one level at a time, the quasi-identifier with the most
   distinct values until the rows in classes below k are at most ``max_suppressed``;
@@ -22,7 +22,7 @@ topped up with the smallest classes. The release is therefore k-anonymous, the `
 class included.
 
 The generated SQL (one statement) codes every quasi-identifier against its hierarchy
-(:func:`kanon._anonymize.coded_ctes`), sends the histogram of distinct code tuples to the
+(:func:`kanon.planner.coding.coded_ctes`), sends the histogram of distinct code tuples to the
 kernel UDF ``kanon_historic``, and gets back one level per quasi-identifier and, per
 tuple, a bitmask of its ``'*'`` cells (all bits for a suppressed row). Quasi-identifier j
 of a row is ``'*'`` when bit j of its tuple's mask is set, else its hierarchy label at
@@ -35,20 +35,24 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from kanon._anonymize import (
-    coded_ctes,
-    hierarchy_cte,
-    hierarchy_lists,
-    tuple_lists,
-)
-from kanon._optimal import HISTORIC_REPORT, transformation_release, tuple_marks
 from kanon._sql import literal
+from kanon.planner.coding import coded_ctes, hierarchy_lists
+from kanon.planner.fulldomain import (
+    HISTORIC_REPORT,
+    MARK,
+    KernelPlan,
+    transformation_release,
+    tuple_marks,
+)
+from kanon.planner.method import Method, Request
+from kanon.planner.sql import Cte, internal, with_query
 
 if TYPE_CHECKING:
-    from kanon._anonymize import AnonymizeOptions, AnonymizePlan, QuasiIdentifier
     from kanon._catalog import Table
+    from kanon.planner.hierarchies import QuasiIdentifier
+    from kanon.planner.options import AnonymizeOptions
 
-__all__ = ["historic_ctes", "historic_sql", "max_suppressed", "search_sql"]
+__all__ = ["DATAFLY", "MU_ARGUS", "historic_ctes", "max_suppressed"]
 
 
 def max_suppressed(options: AnonymizeOptions, rows: int) -> int | None:
@@ -66,57 +70,53 @@ def historic_ctes(
     qis: list[QuasiIdentifier],
     options: AnonymizeOptions,
     rows: int,
-    ctes: list[str],
-) -> list[str]:
-    """Return the coded CTEs plus ``__kanon_run``, one call of ``kanon_historic``.
+    hierarchies: list[Cte],
+) -> KernelPlan:
+    """The coded CTEs and one call of ``kanon_historic``.
 
     Its struct ``r`` holds ``levels`` (per QI), ``cells`` (per tuple ``t``: the mask of
     its ``'*'`` cells) and ``stats`` (the report, JSON).
     """
     m = len(qis)
-    ctes = coded_ctes(table, qis, ctes)
+    coded = coded_ctes(table, qis, hierarchies)
     kernel_options = {
         "m": m,
         "method": options.method,
         "max_suppressed": max_suppressed(options, rows),
         "keep_suppressed": not options.drop_suppressed,
     }
-    tuples, counts = tuple_lists(m)
-    ctes.append(
-        '"__kanon_run" AS (SELECT kanon_historic('
-        f"{tuples}, {counts}, [{hierarchy_lists(qis)}], {options.k}::UBIGINT, "
-        f"{literal(json.dumps(kernel_options))}) AS r)"
+    tuples, counts = coded.tuple_lists(m)
+    kernel = Cte(
+        internal("kernel"),
+        "SELECT kanon_historic("
+        f"{tuples}, {counts}, [{hierarchy_lists(coded, qis)}], {options.k}::UBIGINT, "
+        f"{literal(json.dumps(kernel_options))}) AS r",
+        ("r",),
     )
-    return ctes
+    return KernelPlan(coded, [*coded.ctes, kernel], kernel)
 
 
-def historic_sql(
-    table: Table,
-    qis: list[QuasiIdentifier],
-    identifiers: tuple[str, ...],
-    options: AnonymizeOptions,
-    rows: int,
-    ctes: list[str],
-) -> tuple[str, str]:
+def historic_sql(request: Request) -> tuple[str, str]:
     """Return the release query of Datafly or μ-Argus, twice.
 
     (The release has no group assignment to store, so its assignment query is itself.)
     """
-    ctes = historic_ctes(table, qis, options, rows, ctes)
+    table, qis, options = request.table, request.qis, request.options
+    plan = historic_ctes(table, qis, options, request.rows, request.hierarchies)
     full = (1 << len(qis)) - 1  # every cell suppressed: the whole row
     sql = transformation_release(
         table,
         qis,
-        identifiers,
-        ctes,
-        tuple_marks(len(qis), "cells"),
-        lambda j: f'(s."__kanon_x" >> {j}) & 1 = 1',
-        f's."__kanon_x" = {full}::UBIGINT' if options.drop_suppressed else None,
+        request.identifiers,
+        plan,
+        tuple_marks(plan.coded, plan.kernel, len(qis), "cells"),
+        lambda j: f"(s.{MARK} >> {j}) & 1 = 1",
+        f"s.{MARK} = {full}::UBIGINT" if options.drop_suppressed else None,
     )
     return sql, sql
 
 
-def search_sql(plan: AnonymizePlan, options: AnonymizeOptions) -> str:
+def search_sql(request: Request) -> str:
     """Return the SQL of ``kanon_search(..., method := 'datafly' | 'mu_argus')``.
 
     One row with the columns of the optimal search (``cost``, ``nodes``, ``checked``
@@ -124,22 +124,23 @@ def search_sql(plan: AnonymizePlan, options: AnonymizeOptions) -> str:
     the report: ``method``, ``unprotected_rows``, ``unprotected_classes``,
     ``suppressed_cells`` and ``topped_up_rows``.
     """
-    qis = list(plan.qis)
-    ctes = [hierarchy_cte(j, q) for j, q in enumerate(qis)]
+    qis, options = request.qis, request.options
     names = ", ".join(literal(q.column.name) for q in qis)
 
     def field(key: str, typ: str = "BIGINT") -> str:
         return f"CAST(json_extract(r.stats, {literal(f'$.{key}')}) AS {typ})"
 
     report = ", ".join(f"{field(key)} AS {key}" for key in HISTORIC_REPORT)
-    return (
-        "WITH "
-        + ",\n".join(historic_ctes(plan.table, qis, options, plan.rows, ctes))
-        + "\nSELECT map_from_entries(list_zip(["
-        + names
-        + "], r.levels)) AS levels, "
+    plan = historic_ctes(request.table, qis, options, request.rows, request.hierarchies)
+    return with_query(
+        plan.ctes,
+        "SELECT map_from_entries(list_zip([" + names + "], r.levels)) AS levels, "
         f"{field('suppressed_rows')} AS suppressed, NULL::DOUBLE AS cost, "
         f"{field('classes')} AS classes, NULL::BIGINT AS nodes, NULL::BIGINT AS checked, "
         f"{field('seconds', 'DOUBLE')} AS seconds, NULL::VARCHAR AS metric, "
-        f'{literal(options.method)} AS method, {report} FROM "__kanon_run"'
+        f"{literal(options.method)} AS method, {report} FROM {plan.kernel.ref}",
     )
+
+
+DATAFLY = Method("datafly", "kanon_historic", historic_sql, search_sql)
+MU_ARGUS = Method("mu_argus", "kanon_historic", historic_sql, search_sql)

@@ -1,0 +1,196 @@
+"""Column coding: every quasi-identifier's values as dense codes of its hierarchy.
+
+:func:`coded_ctes` returns the coded parts of a plan (after the hierarchies of
+:mod:`kanon.planner.hierarchies`) as a :class:`Coded`:
+
+* ``values[j]``: hierarchy ``j`` restricted to the values present in the data (plus a
+  NULL leaf right under the root when the column holds NULLs), with dense codes: ``a0``
+  the leaf in depth-first order, ``a{l}`` the label at level ``l``;
+* ``rows``: every source row with its leaf codes (:func:`code_column`);
+* ``tuples``: the distinct code tuples ``t`` in value order with their counts ``n``.
+
+The kernels receive the tuples and the hierarchies as packed lists of these codes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from kanon import _types
+from kanon._sql import ident, literal
+from kanon.hierarchy.base import value_text
+from kanon.hierarchy.numbers import default_outside, default_range_text
+from kanon.planner.sql import Cte, internal
+
+if TYPE_CHECKING:
+    from kanon._catalog import Table
+    from kanon.planner.hierarchies import QuasiIdentifier
+
+__all__ = [
+    "Coded",
+    "code_column",
+    "code_columns",
+    "coded_ctes",
+    "coded_hierarchy",
+    "hierarchy_lists",
+    "keyed_by_value",
+    "leaf_key",
+]
+
+
+def code_column(j: int) -> str:
+    """The helper column holding a row's leaf code of QI ``j``, quoted."""
+    return ident(internal(f"code{j}"))
+
+
+def code_columns(m: int) -> str:
+    """The leaf-code columns of ``m`` QIs (:func:`code_column`), as an SQL list."""
+    return ", ".join(code_column(j) for j in range(m))
+
+
+@dataclass(frozen=True)
+class Coded:
+    """The coded parts of a plan, in the order they are defined."""
+
+    hierarchies: list[Cte]  # per QI (and the sensitive column), hierarchy_cte
+    values: list[Cte]  # per QI (and the sensitive column), its coded hierarchy
+    rows: Cte  # every source row with its leaf codes
+    tuples: Cte  # the distinct code tuples with their number t and rows n
+
+    @property
+    def ctes(self) -> list[Cte]:
+        """Every part, ready for :func:`kanon.planner.sql.with_query`."""
+        return [*self.hierarchies, *self.values, self.rows, self.tuples]
+
+    def tuple_lists(self, m: int) -> tuple[str, str]:
+        """SQL of the packed tuples and of their counts.
+
+        The tuples are one ``UINTEGER[]`` (``m`` codes each, in order ``t``), the counts
+        a ``UBIGINT[]``.
+        """
+        return (
+            f"(SELECT flatten(list([{code_columns(m)}] ORDER BY t)) FROM {self.tuples.ref})",
+            f"(SELECT list(n ORDER BY t) FROM {self.tuples.ref})",
+        )
+
+
+def keyed_by_value(q: QuasiIdentifier) -> bool:
+    """Whether the rows of QI ``q`` find their leaves by value (see :func:`leaf_key`)."""
+    return _types.keyed_by_value(q.column.type)
+
+
+def leaf_key(expr: str, q: QuasiIdentifier) -> str:
+    """SQL of the key a value of QI ``q`` finds its leaf by (``vk`` of :func:`coded_hierarchy`).
+
+    The value itself where equal values have equal texts (integers, decimals, text,
+    booleans, dates and timestamps without time zone), else its hierarchy text
+    (floating point, with -0.0 read as 0.0; time zones, intervals and other types).
+    """
+    return expr if keyed_by_value(q) else value_text(expr, q.column.type)
+
+
+def coded_hierarchy(hierarchy: Cte, q: QuasiIdentifier, src: str) -> str:
+    """SQL of a hierarchy restricted to the values of ``src`` present, coded.
+
+    ``hierarchy`` is the CTE of :func:`kanon.planner.hierarchies.hierarchy_cte`; the
+    result has ``vk`` (the value's :func:`leaf_key`), ``k``, the labels ``l1 … lL``,
+    ``a0`` the leaf in depth-first order and ``a{l}`` the label at level ``l`` (dense),
+    plus a NULL leaf
+    right under the root when the column holds NULLs (``vk`` and ``k`` NULL).
+    """
+    top = q.height
+    c = ident(q.column.name)
+    h = hierarchy.ref
+    path = ", ".join([f"l{i}" for i in range(top, 0, -1)] + ["k"])
+    levels = ", ".join(
+        f"(dense_rank() OVER (ORDER BY l{i}) - 1)::UINTEGER AS a{i}" for i in range(1, top + 1)
+    )
+    nulls = ", ".join(["NULL"] * (top + 1))  # vk, k and the labels below the root
+    labels = ", ".join(f"l{i}" for i in range(1, top + 1))
+    key = leaf_key(c, q)
+    on = value_text("d.vk", q.column.type) if keyed_by_value(q) else "d.vk"
+    # The distinct keys first: only they are cast to text.
+    return (
+        f"SELECT vk, k, {labels}, "
+        f"(dense_rank() OVER (ORDER BY {path}) - 1)::UINTEGER AS a0, {levels} FROM ("
+        f"SELECT d.vk, h.* FROM (SELECT DISTINCT {key} AS vk FROM {src} WHERE {c} IS NOT NULL) "
+        f"d JOIN {h} h ON {on} = h.k "
+        f"UNION ALL SELECT {nulls}, (SELECT max(l{top}) FROM {h}) "
+        f"WHERE EXISTS (SELECT 1 FROM {src} WHERE {c} IS NULL))"
+    )
+
+
+def coded_ctes(
+    table: Table,
+    qis: list[QuasiIdentifier],
+    hierarchies: list[Cte],
+    extra: QuasiIdentifier | None = None,
+) -> Coded:
+    """The coded parts of ``qis`` over their ``hierarchies`` (see :class:`Coded`).
+
+    ``extra`` (the sensitive column's hierarchy, last in ``hierarchies``) is coded too,
+    as the last of ``values``.
+    """
+    m = len(qis)
+    src = table.sql
+    values = [
+        Cte(internal(f"coded{j}"), coded_hierarchy(hierarchies[j], q, src))
+        for j, q in enumerate(qis if extra is None else [*qis, extra])
+    ]
+    code_list = code_columns(m)
+    selects = ["s.*"]
+    joins = []
+    for j, q in enumerate(qis):
+        key = value_text(f"s.{ident(q.column.name)}", q.column.type)
+        # The table changed since planning (or the SQL is rerun later): a value without
+        # a leaf, or outside the range a default interval hierarchy was planned for,
+        # stops the query rather than losing its row or getting a wrong label.
+        guard = f"WHEN v{j}.a0 IS NULL THEN error({_missing(table, q, key)}) "
+        outside = default_outside(f"s.{ident(q.column.name)}", q.default, q.column.type)
+        if outside is not None and q.default is not None:
+            text = literal(
+                f"a value of column {q.column.name!r} is outside the range "
+                f"{default_range_text(q.default)} its interval hierarchy was planned for; "
+                "plan the query again: "
+            )
+            guard += f"WHEN {outside} THEN error({text} || {key}) "
+        selects.append(f"CASE {guard}ELSE v{j}.a0 END AS {code_column(j)}")
+        joins.append(
+            f"LEFT JOIN {values[j].ref} v{j} "
+            f"ON {leaf_key(f's.{ident(q.column.name)}', q)} IS NOT DISTINCT FROM v{j}.vk"
+        )
+    rows = Cte(
+        internal("coded_rows"), f"SELECT {', '.join(selects)} FROM {src} s {' '.join(joins)}"
+    )
+    tuples = Cte(
+        internal("tuples"),
+        f"SELECT {code_list}, count(*)::UBIGINT AS n, "
+        f"(row_number() OVER (ORDER BY {code_list}) - 1)::UBIGINT AS t "
+        f"FROM {rows.ref} GROUP BY {code_list}",
+    )
+    return Coded(list(hierarchies), values, rows, tuples)
+
+
+def _missing(table: Table, q: QuasiIdentifier, key: str) -> str:
+    """SQL of the message naming value ``key`` of ``q`` that has no leaf."""
+    if q.hierarchy is None:
+        head = (
+            f"column {q.column.name!r} of table {table.name!r} has a value its default "
+            "hierarchy was not planned for (the table changed since planning; plan the "
+            "query again): "
+        )
+        return f"{literal(head)} || {key}"
+    head = f"hierarchy {q.hierarchy!r} of column {q.column.name!r} does not cover value '"
+    tail = f"' of table {table.name!r}; add it to the hierarchy"
+    return f"{literal(head)} || {key} || {literal(tail)}"
+
+
+def hierarchy_lists(coded: Coded, qis: list[QuasiIdentifier]) -> str:
+    """SQL of a ``UINTEGER[][][]``: per QI, per level, the label code of every leaf."""
+    return ", ".join(
+        "(SELECT ["
+        + ", ".join(f"list(a{i} ORDER BY a0)" for i in range(q.height + 1))
+        + f"] FROM {coded.values[j].ref})"
+        for j, q in enumerate(qis)
+    )

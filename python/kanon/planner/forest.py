@@ -1,0 +1,124 @@
+"""``method := 'forest'`` and ``'forest_paper'``: Aggarwal et al.'s forest, in blocks.
+
+The plan (one statement): the coded parts (:mod:`kanon.planner.coding`), the leaf keys
+and packs of :mod:`kanon.planner.local`, one call of the kernel UDF ``kanon_forest`` per
+pack (which cuts the pack into blocks of at most ``block_size`` rows by Mondrian cuts
+and runs the forest in each, in parallel), then every row joined to its group: the
+kernel numbers the rows of a tuple copy by copy and returns where each tuple's rows
+start; a tuple's only row is its copy 0, the rows of a tuple occurring more often are
+ordered by their non-QI columns (equal inputs give equal releases, whatever the row
+order).
+"""
+
+from __future__ import annotations
+
+import json
+
+from kanon._sql import ident, literal
+from kanon.planner.coding import code_columns, coded_ctes, hierarchy_lists
+from kanon.planner.labels import is_ordered
+from kanon.planner.local import (
+    GROUP,
+    key_ctes,
+    key_lists,
+    level_columns,
+    level_cte,
+    local_release,
+    pack_ctes,
+    rounds_for,
+)
+from kanon.planner.method import Method, Request
+from kanon.planner.sql import Cte, internal
+
+__all__ = ["BLOCK_ROWS", "FOREST", "FOREST_PAPER", "FULL_EFFORT_ROWS", "PACK_ROWS"]
+
+#: variant → (pair cost, improvement passes). "forest": NCP pair costs, repair and
+#: improvement passes (the default). "forest_paper": Aggarwal et al.'s algorithm as
+#: published (level / height pair costs, FOREST, DECOMPOSE, repair pass only).
+VARIANTS: dict[str, tuple[str, bool]] = {"forest": ("ncp", True), "forest_paper": ("height", False)}
+#: Tables above this many rows are cut in SQL into packs (so no packed list holds a large
+#: table whole): about a quarter of the table each, within [PACK_ROWS, PACK_ROWS_MAX].
+PACK_ROWS = 1 << 18
+PACK_ROWS_MAX = 1 << 22
+#: The default block size per label mode: above it, a pack is cut into blocks by
+#: Mondrian cuts (range labels' neighbour search is a full scan: smaller blocks).
+BLOCK_ROWS = {"hierarchy": 50_000, "range": 5_000}
+#: Tables of at most this many rows get the full improvement passes by default, larger
+#: ones the fast passes (``effort := 'fast'``); measurements in benches/README.md.
+FULL_EFFORT_ROWS = 1 << 20
+
+
+def forest_sql(request: Request) -> tuple[str, str]:
+    """The forest's release and assignment queries: packs, blocks, groups, labels."""
+    table, qis, options, rows = request.table, request.qis, request.options, request.rows
+    m = len(qis)
+    coded = coded_ctes(table, qis, request.hierarchies)
+    keys = key_ctes(table, qis, coded)
+    pack = min(max(rows // 4, PACK_ROWS), PACK_ROWS_MAX)
+    rounds = rounds_for(rows, pack)
+    packs = pack_ctes(coded, keys, options.k, rounds, pack)
+    cut_keys, cut_spans = key_lists(keys)
+    labels = options.labels or "hierarchy"
+    cost, improve = VARIANTS[options.method]
+    if labels == "range" and options.method == "forest":
+        cost = "range"
+    block = BLOCK_ROWS[labels] if options.block_size is None else options.block_size
+    effort = options.effort or ("full" if rows <= FULL_EFFORT_ROWS else "fast")
+    passes = effort if improve else "none"
+    kernel_options = {"m": m, "cost": cost, "improve": passes, "block_size": block}
+    range_keys = ", ".join(
+        f"(SELECT list(raw ORDER BY a0) FROM {keys[j].ref})" if is_ordered(q) else "[]::DOUBLE[]"
+        for j, q in enumerate(qis)
+    )
+    weights = ", ".join(repr(float(q.weight)) for q in qis)
+    kernel = Cte(
+        internal("kernel"),
+        "SELECT b, ts, kanon_forest(tuples, counts, "
+        f"[{hierarchy_lists(coded, qis)}], [{weights}]::DOUBLE[], {options.k}::UBIGINT, "
+        f"{options.seed}::UBIGINT, {literal(json.dumps(kernel_options))}, "
+        f"[{range_keys}]::DOUBLE[][], {cut_keys}, {cut_spans}) AS r FROM {packs.packs.ref}",
+        ("b", "ts", "r"),
+    )
+    index, offset, tuple_, pack_, copy = (
+        ident(internal(x)) for x in ("index", "offset", "tuple", "pack", "copy")
+    )
+    groups = Cte(
+        internal("groups"),
+        f"SELECT b, ((b << 32) + unnest(r.g))::UBIGINT AS {GROUP}, "
+        f"(generate_subscripts(r.g, 1) - 1)::UBIGINT AS {index} FROM {kernel.ref}",
+    )
+    # Where the rows of each tuple start in its pack's list of groups.
+    offsets = Cte(
+        internal("offsets"),
+        f"SELECT unnest(ts) AS {tuple_}, unnest(r.o) AS {offset} FROM {kernel.ref}",
+    )
+    levels = level_cte(m, kernel)
+    # The kernel numbers the rows of a tuple copy by copy: a tuple's only row is its copy
+    # 0, and the rows of a tuple occurring more often are ordered by their other columns.
+    # Their quasi-identifiers are equal (one code per value), so ordering by them too
+    # would decide nothing and only slow the sort; rows equal in every column are
+    # interchangeable.
+    qi_names = {q.column.name for q in qis}
+    others = [f"r.{ident(c.name)}" for c in table.columns if c.name not in qi_names]
+    order = f" ORDER BY {', '.join(others)}" if others else ""
+    joined = f"FROM {coded.rows.ref} r JOIN {packs.blocks.ref} p USING ({code_columns(m)})"
+    numbered = Cte(
+        internal("numbered"),
+        f"SELECT r.*, p.b AS {pack_}, p.t AS {tuple_}, "
+        f"0::UBIGINT AS {copy} {joined} WHERE p.n = 1 "
+        f"UNION ALL SELECT r.*, p.b, p.t, (row_number() OVER (PARTITION BY p.t{order}) - 1)"
+        f"::UBIGINT {joined} WHERE p.n > 1",
+    )
+    rows_sql = (
+        f"SELECT n.* EXCLUDE ({pack_}, {tuple_}, {copy}), g.{GROUP}, "
+        f"{level_columns(m, 'lv')} "
+        f"FROM {numbered.ref} n JOIN {offsets.ref} o USING ({tuple_}) "
+        f"JOIN {groups.ref} g ON g.b = n.{pack_} AND g.{index} = o.{offset} + n.{copy} "
+        f"JOIN {levels.ref} lv ON lv.{GROUP} = g.{GROUP}"
+    )
+    ctes = [*coded.ctes, *keys, *packs.ctes, kernel, groups, offsets, levels, numbered]
+    return local_release(table, qis, request.identifiers, coded, ctes, rows_sql, labels)
+
+
+FOREST = Method("forest", "kanon_forest", forest_sql)
+FOREST_PAPER = Method("forest_paper", "kanon_forest", forest_sql)

@@ -1,0 +1,215 @@
+"""Quasi-identifiers and their hierarchies: resolved from the catalog, checked, selected.
+
+A :class:`QuasiIdentifier` is a column with the hierarchy it is generalized with: a
+configured lookup table, or the default of its type (:func:`kanon.hierarchy.default_spec`).
+:func:`hierarchy_cte` selects it with its level-0 value as text ``k`` and labels
+``l1 … lL``: the first part of every plan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kanon._catalog import Column, Table, UnknownTableError, resolve_columns, resolve_table
+from kanon._sql import ident
+from kanon.exceptions import ConfigError, HierarchyError
+from kanon.hierarchy.base import leaves_from, value_text
+from kanon.hierarchy.numbers import default_select, default_spec
+from kanon.planner.sql import Cte, internal, with_query
+
+if TYPE_CHECKING:
+    import duckdb
+
+__all__ = [
+    "QuasiIdentifier",
+    "check_hierarchies",
+    "hierarchy_cte",
+    "hierarchy_of",
+    "hierarchy_select",
+    "resolve_qis",
+]
+
+_SHOWN = 5
+
+
+@dataclass(frozen=True)
+class QuasiIdentifier:
+    """A quasi-identifier and the hierarchy it is generalized with."""
+
+    column: Column
+    hierarchy: str | None  # configured lookup table, None for the type's default
+    select: str  # SQL selecting the hierarchy (columns by position)
+    labels: tuple[str, ...]  # the hierarchy's column names, level 0 first
+    level0_type: str  # type of the hierarchy's level-0 column
+    weight: float
+    default: dict[str, Any] | None = None  # the type default's spec (no hierarchy table)
+
+    @property
+    def height(self) -> int:
+        """Levels above the leaves."""
+        return len(self.labels) - 1
+
+
+def hierarchy_of(
+    con: duckdb.DuckDBPyConnection,
+    table: Table,
+    col: Column,
+    name: str | None,
+    weight: float,
+    domain: str | None = None,
+) -> QuasiIdentifier:
+    """``col``'s hierarchy: the configured table ``name``, else the type's default.
+
+    A default hierarchy covers the values of ``domain`` (SQL of rows holding the column,
+    e.g. the table and a population together), by default the table's.
+    """
+    if name is None:
+        source = table.sql if domain is None else domain
+        spec = default_spec(con, source, col.name, col.type)
+        select = default_select(leaves_from(source, col.name, col.type), spec, col.type)
+        described = con.execute(f"DESCRIBE {select}").fetchall()
+        labels = tuple(str(r[0]) for r in described)
+        level0 = str(described[0][1])
+        return QuasiIdentifier(col, None, select, labels, level0, weight, spec)
+    try:
+        h = resolve_table(con, name)
+    except UnknownTableError:
+        msg = f"hierarchy table {name!r} of column {col.name!r} does not exist"
+        raise UnknownTableError(msg) from None
+    if len(h.columns) < 2:
+        msg = (
+            f"hierarchy {name!r} of column {col.name!r} has {len(h.columns)} column; "
+            "it needs at least 2 (the values and a root)"
+        )
+        raise HierarchyError(msg)
+    labels = tuple(c.name for c in h.columns)
+    select = f"SELECT * FROM {h.sql}"
+    return QuasiIdentifier(col, name, select, labels, h.columns[0].type, weight)
+
+
+def hierarchy_select(q: QuasiIdentifier) -> str:
+    """The hierarchy with its level-0 value as text ``k`` and labels ``l1 … lL``."""
+    cols = [ident(c) for c in q.labels]
+    exprs = [f"{value_text(cols[0], q.level0_type)} AS k"]
+    exprs += [f"CAST({c} AS VARCHAR) AS l{i}" for i, c in enumerate(cols[1:], start=1)]
+    return f"SELECT {', '.join(exprs)} FROM ({q.select})"
+
+
+def hierarchy_cte(j: int, q: QuasiIdentifier) -> Cte:
+    """The hierarchy of quasi-identifier ``j``: :func:`hierarchy_select` as a CTE."""
+    return Cte(
+        internal(f"hierarchy{j}"),
+        hierarchy_select(q),
+        ("k", *(f"l{i}" for i in range(1, len(q.labels)))),
+    )
+
+
+def check_hierarchies(
+    con: duckdb.DuckDBPyConnection,
+    table: Table,
+    qis: list[QuasiIdentifier],
+    ctes: list[Cte],
+    *,
+    values: bool = True,
+) -> None:
+    """One query finding the first problem of any configured hierarchy, named in full.
+
+    With ``values`` the table's values are checked against their hierarchies too (a pass
+    over the table); without, only the hierarchy tables, for SQL whose coded rows stop
+    at run time on a value without a leaf (:func:`kanon.planner.coding.coded_ctes`).
+    """
+    probes: list[str] = []
+    for j, q in enumerate(qis):
+        if q.hierarchy is None:
+            continue
+        h = ctes[j].ref
+        c = ident(q.column.name)
+        top = q.height
+        if values:
+            probes.append(
+                # Distinct values first: only they are cast to text.
+                f"(SELECT 1 AS kind, {j} AS j, v, NULL AS w FROM "
+                f"(SELECT {value_text('x', q.column.type)} AS v FROM "
+                f"(SELECT DISTINCT {c} AS x FROM {table.sql} WHERE {c} IS NOT NULL) "
+                f"EXCEPT SELECT k FROM {h}) ORDER BY v LIMIT {_SHOWN})"
+            )
+        probes.append(
+            f"(SELECT 2 AS kind, {j} AS j, k AS v, NULL AS w FROM {h} GROUP BY k "
+            "HAVING count(*) > 1 "
+            f"ORDER BY k LIMIT {_SHOWN})"
+        )
+        nulls = " OR ".join(["k IS NULL"] + [f"l{i} IS NULL" for i in range(1, top + 1)])
+        probes.append(f"(SELECT 3, {j}, k, NULL FROM {h} WHERE {nulls} LIMIT 1)")
+        for i in range(top):
+            lo = "k" if i == 0 else f"l{i}"
+            probes.append(
+                f"(SELECT 4, {j}, {lo}, {i} FROM {h} GROUP BY {lo} "
+                f"HAVING count(DISTINCT l{i + 1}) > 1 ORDER BY {lo} LIMIT 1)"
+            )
+        probes.append(
+            f"(SELECT 5, {j}, NULL, count(DISTINCT l{top}) FROM {h} "
+            f"HAVING count(DISTINCT l{top}) <> 1)"
+        )
+    if not probes:
+        return
+    rows = con.execute(
+        with_query(ctes, "SELECT * FROM (" + " UNION ALL ".join(probes) + ") ORDER BY kind, j, v")
+    ).fetchall()
+    if not rows:
+        return
+    kind, j, _, extra = rows[0]
+    q = qis[j]
+    where = f"hierarchy {q.hierarchy!r} of column {q.column.name!r}"
+    named = [v for kd, jj, v, _ in rows if kd == kind and jj == j]
+    shown = ", ".join(repr(v) for v in named)
+    if kind == 1:
+        msg = (
+            f"{where} does not cover value(s) {shown} of table {table.name!r}; add them to "
+            "the hierarchy"
+        )
+    elif kind == 2:
+        msg = f"{where} lists level-0 value(s) more than once: {shown}"
+    elif kind == 3:
+        msg = f"{where} has a NULL label (row of value {named[0]!r})"
+    elif kind == 4:
+        msg = (
+            f"{where} is not nested: label {named[0]!r} at level {extra} has more than one "
+            f"parent at level {int(extra) + 1}"
+        )
+    else:
+        msg = f"{where} has {extra} roots at its top level; it needs exactly one"
+    raise HierarchyError(msg)
+
+
+def resolve_qis(
+    con: duckdb.DuckDBPyConnection,
+    table: Table,
+    qi: tuple[str, ...],
+    config: list[tuple[str, str, str | None, float]],
+    population: Table | None = None,
+) -> list[QuasiIdentifier]:
+    """The QIs given (else those configured), each with its hierarchy and weight.
+
+    With a ``population``, default hierarchies cover its values too.
+    """
+    names = list(qi) or [c for c, role, _, _ in config if role == "qi"]
+    if not names:
+        msg = (
+            f"no quasi-identifiers for table {table.name!r}: pass qi := [...] or configure "
+            "them with kanon.configure(...) / INSERT INTO kanon_columns"
+        )
+        raise ConfigError(msg)
+    settings = {c.lower(): (h, w) for c, _, h, w in config}
+    out = []
+    for col in resolve_columns(table, names, "qi"):
+        domain = None
+        if population is not None:
+            (pop_col,) = resolve_columns(population, [col.name], "population")
+            domain = (
+                f"(SELECT {ident(col.name)} FROM {table.sql} UNION ALL "
+                f"SELECT {ident(pop_col.name)} FROM {population.sql})"
+            )
+        hierarchy, weight = settings.get(col.name.lower(), (None, 1.0))
+        out.append(hierarchy_of(con, table, col, hierarchy, weight, domain))
+    return out

@@ -1,0 +1,56 @@
+"""The interface of a method's planner: what it needs from the catalog, what it emits.
+
+Every method of ``kanon(...)`` is one module of :mod:`kanon.planner` defining a
+:class:`Method`, listed in :mod:`kanon.planner.registry`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from kanon._catalog import Table
+    from kanon._models import ResolvedModels
+    from kanon.planner.hierarchies import QuasiIdentifier
+    from kanon.planner.options import AnonymizeOptions
+    from kanon.planner.sql import Cte
+
+__all__ = ["Method", "Request"]
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a method's planner receives: the call, resolved against the catalog."""
+
+    table: Table
+    qis: list[QuasiIdentifier]
+    identifiers: tuple[str, ...]  # released as '*'
+    options: AnonymizeOptions
+    rows: int  # the table's rows when planned
+    hierarchies: list[Cte]  # hierarchy_cte of every QI (and the sensitive column's)
+    models: ResolvedModels | None = None  # privacy models besides k
+
+    @property
+    def coded(self) -> list[QuasiIdentifier]:
+        """The QIs, with the sensitive column's hierarchy last when the models code it."""
+        sensitive = None if self.models is None else self.models.hierarchy
+        return self.qis if sensitive is None else [*self.qis, sensitive]
+
+
+@dataclass(frozen=True)
+class Method:
+    """A method of ``kanon(...)``: its name, its kernel UDF and its planners.
+
+    ``release`` returns the release query and the assignment query (every source
+    column, ``"__kanon_grp"`` and ``"__kanon_lvl"`` per row; the release itself for the
+    full-domain methods, which store no groups). ``search`` returns the one-row query of
+    ``kanon_search`` (full-domain methods only).
+    """
+
+    name: str
+    kernel: str
+    release: Callable[[Request], tuple[str, str]]
+    search: Callable[[Request], str] | None = None

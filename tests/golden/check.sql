@@ -1,0 +1,5 @@
+WITH "__kanon_sensitive_histogram" AS (SELECT "age" AS q0, "zz" AS q1, "dx" AS sv, count(*)::UBIGINT AS n FROM "src" GROUP BY ALL),
+"__kanon_sensitive_codes" AS (SELECT sv, (row_number() OVER (ORDER BY sv ASC NULLS LAST) - 1)::UINTEGER AS c FROM (SELECT DISTINCT sv FROM "__kanon_sensitive_histogram")),
+"__kanon_class_entries" AS (SELECT "__kanon_sensitive_histogram".q0, "__kanon_sensitive_histogram".q1, sum("__kanon_sensitive_histogram".n)::UBIGINT AS n, list({'c': "__kanon_sensitive_codes".c, 'n': "__kanon_sensitive_histogram".n}) AS entries FROM "__kanon_sensitive_histogram" JOIN "__kanon_sensitive_codes" ON "__kanon_sensitive_histogram".sv IS NOT DISTINCT FROM "__kanon_sensitive_codes".sv GROUP BY "__kanon_sensitive_histogram".q0, "__kanon_sensitive_histogram".q1),
+"__kanon_classes" AS (SELECT n, NULL::UBIGINT AS pop, entries FROM "__kanon_class_entries")
+SELECT unnest(kanon_class_stats(list({'n': n, 'pop': pop, 'entries': entries}), '{"sensitive": true, "population": false, "ordered": false, "recursive_l": null, "recursive_c": null, "risk_threshold": 0.2}')), []::VARCHAR[] AS identifying_columns FROM "__kanon_classes"

@@ -1,0 +1,144 @@
+"""The package's structure: no import cycles in python/kanon, no source file too long.
+
+The import graph counts every import of a kanon module, wherever it stands: at the top,
+inside a function, or under ``if TYPE_CHECKING:``. A cycle is named in full.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from kanon.planner.options import ALL_METHODS
+from kanon.planner.registry import METHODS
+
+REPO = Path(__file__).resolve().parent.parent
+PACKAGE = REPO / "python" / "kanon"
+RUST_CORE = REPO / "rust" / "kanon-core" / "src"
+MAX_LINES = 1_000
+
+
+def _module(path: Path, package: Path = PACKAGE) -> str:
+    """The dotted name of a module of the package (``kanon.planner.forest``)."""
+    parts = list(path.relative_to(package.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(path: Path, modules: set[str], root: Path) -> set[str]:
+    """The kanon modules ``path`` imports, anywhere in it."""
+    name = _module(path, root)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                source = f"{base}.{node.module}" if node.module else base
+            else:
+                source = node.module or ""
+            out.add(source)
+            # `from kanon import x` imports the module kanon.x when there is one.
+            out |= {f"{source}.{a.name}" for a in node.names}
+    found = set()
+    for target in out:
+        # `import kanon.a.b` depends on kanon.a.b (and its packages, but those are
+        # imported first by Python anyway and would make every subpackage a cycle).
+        if target in modules and target != name:
+            found.add(target)
+    return found
+
+
+def import_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
+    """Module → the package's modules it imports.
+
+    The top package (``kanon``, the public API importing everything) is left out: its
+    modules import their siblings from it (``from kanon import hierarchy``) while it
+    initializes.
+    """
+    top = root.name
+    paths = sorted(root.rglob("*.py"))
+    modules = {_module(p, root) for p in paths}
+    return {
+        _module(p, root): _imports(p, modules, root) - {top}
+        for p in paths
+        if _module(p, root) != top
+    }
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """A cycle of ``graph`` as a path that ends where it starts, or None."""
+    state: dict[str, int] = {}  # 1: on the path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt) :], nxt]
+            if nxt not in state and (cycle := visit(nxt)) is not None:
+                return cycle
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (cycle := visit(node)) is not None:
+            return cycle
+    return None
+
+
+def test_the_cycle_finder_finds_cycles() -> None:
+    """The check itself works: a planted cycle is found and named."""
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_the_import_graph_is_read(tmp_path: Path) -> None:
+    """Function-local, relative and TYPE_CHECKING imports count as edges too."""
+    root = tmp_path / "pkg"
+    (root / "sub").mkdir(parents=True)
+    (root / "__init__.py").write_text("")
+    (root / "sub" / "__init__.py").write_text("")
+    (root / "a.py").write_text("def f():\n    from pkg.sub import b\n")
+    (root / "sub" / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..c import x\n"
+    )
+    (root / "c.py").write_text("import pkg.a\n")
+    graph = import_graph(root)
+    assert graph["pkg.a"] == {"pkg.sub", "pkg.sub.b"}
+    assert graph["pkg.sub.b"] == {"pkg.c"}
+    assert find_cycle(graph) == ["pkg.a", "pkg.sub.b", "pkg.c", "pkg.a"]
+
+
+def test_no_import_cycles() -> None:
+    """No kanon module imports itself through others, at any place in the code."""
+    cycle = find_cycle(import_graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_every_method_is_registered() -> None:
+    """The registry holds exactly the methods the options accept, each under its name."""
+    assert tuple(METHODS) == ALL_METHODS
+    assert all(method.name == name for name, method in METHODS.items())
+
+
+def _too_long(files: list[Path]) -> list[str]:
+    counts = ((p, len(p.read_text().splitlines())) for p in files)
+    return [f"{p.relative_to(REPO)}: {n} lines" for p, n in counts if n > MAX_LINES]
+
+
+def test_python_files_are_short() -> None:
+    """No module of python/kanon is over 1,000 lines."""
+    long = _too_long(sorted(PACKAGE.rglob("*.py")))
+    assert not long, "files over 1,000 lines: " + ", ".join(long)
+
+
+def test_rust_core_files_are_short() -> None:
+    """No source file of rust/kanon-core/src is over 1,000 lines."""
+    long = _too_long(sorted(RUST_CORE.rglob("*.rs")))
+    assert not long, "files over 1,000 lines: " + ", ".join(long)
