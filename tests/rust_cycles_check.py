@@ -173,14 +173,14 @@ def edges_of(
             while rest and rest[0] in ("super", "self"):
                 base = base[:-1] if rest[0] == "super" else base
                 rest = rest[1:]
-        elif here + (segments[0],) in known:
+        elif (*here, segments[0]) in known:
             base, rest = here, segments
         else:
             return  # an external crate, std, or a name that is no module
         target = base
         for seg in rest:
-            if target + (seg,) in known:
-                target = target + (seg,)
+            if (*target, seg) in known:
+                target = (*target, seg)
             else:
                 break
         file = known.get(target)
@@ -196,7 +196,7 @@ def edges_of(
         segments = [s.strip() for s in m.group(1).split("::")]
         resolve(segments, scope_at(m.start()))
     for m in re.finditer(r"\bmod\s+(\w+)\s*;", code):
-        child = files.get(scope_at(m.start()) + (m.group(1),))
+        child = files.get((*scope_at(m.start()), m.group(1)))
         if child is not None:
             named.add(child)
     return named, inline
