@@ -20,26 +20,21 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod anonymize;
-pub mod blocked;
 pub mod cancel;
-pub mod cost;
-pub mod decompose;
 pub mod emd;
 pub mod encode;
 pub mod error;
-pub mod extend;
 pub mod forest;
 pub mod groupify;
 pub mod hierarchy;
 pub mod historic;
 pub mod hkp;
-pub mod improve;
 pub mod lattice;
 pub mod models;
 pub mod mondrian;
-mod regroup;
 pub mod stats;
+
+pub use forest::{anonymize, blocked, cost, decompose, extend, improve};
 
 pub use emd::{Emd, GroundDistance};
 pub use encode::{encode, Dictionary};

@@ -11,7 +11,7 @@
 //! for its rank range `lo_j..=hi_j` in every attribute, plus, for the categorical
 //! attributes of range labels (*set attributes*), `s · (distinct values − 1) · unit_j`.
 
-use crate::improve::Bound;
+use super::bound::Bound;
 
 /// Rank range of a group in one attribute; `lo > hi` for an empty group.
 type Range = (u32, u32);
