@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use super::Class;
+use super::types::Class;
 use std::ops::{BitAnd, BitOr};
 
 /// Inputs of at least this many tuples or classes compute their keys in parallel.
