@@ -14,6 +14,7 @@ pub mod blocked;
 mod bound;
 mod build;
 pub mod cost;
+mod cut;
 pub mod decompose;
 mod effort;
 pub mod extend;

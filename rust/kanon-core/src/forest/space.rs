@@ -4,6 +4,7 @@
 use rayon::prelude::*;
 
 use super::cost::CostModel;
+use super::cut::best_cut;
 use super::effort::{PARALLEL_SPLIT_ROWS, SPAN_TABLE_LEAVES};
 use super::levels::inverse;
 use crate::cancel;
@@ -392,33 +393,19 @@ impl<'a> Space<'a> {
         // order (by the others in importance order), so only the first is tried.
         let active: Vec<usize> = (0..self.m).filter(|&j| ranges[j].0 < ranges[j].1).collect();
         let first_constant = (0..self.m).find(|&j| ranges[j].0 == ranges[j].1);
-        let mut order = rows.to_vec();
-        let mut prefix = Vec::with_capacity(s + 1);
-        let mut suffix = Vec::with_capacity(s + 1);
-        let mut best: Option<(u128, usize, usize)> = None;
-        for (a, key) in self.split_key.iter().enumerate() {
-            if ranges[a].0 == ranges[a].1 && Some(a) != first_constant {
-                continue;
-            }
-            order.sort_unstable_by_key(|&r| (key[self.tuple_of_row[r as usize] as usize], r));
-            self.running_units(&order, &active, false, &mut prefix);
-            self.running_units(&order, &active, true, &mut suffix);
-            for p in k..=s - k {
-                let cost =
-                    p as u128 * u128::from(prefix[p]) + (s - p) as u128 * u128::from(suffix[s - p]);
-                if best.is_none_or(|(c, _, _)| cost < c) {
-                    best = Some((cost, a, p));
-                }
-            }
-        }
-        let (cost, a, p) = best?;
-        if cost >= whole {
-            return None;
-        }
-        let key = &self.split_key[a];
-        order.sort_unstable_by_key(|&r| (key[self.tuple_of_row[r as usize] as usize], r));
-        let right = order.split_off(p);
-        Some((order, right))
+        let attributes = (0..self.split_key.len())
+            .filter(|&a| ranges[a].0 != ranges[a].1 || Some(a) == first_constant);
+        best_cut(
+            rows,
+            k,
+            whole,
+            attributes,
+            |order, a| {
+                let key = &self.split_key[a];
+                order.sort_unstable_by_key(|&r| (key[self.tuple_of_row[r as usize] as usize], r));
+            },
+            |order, reverse, out| self.running_units(order, &active, reverse, out),
+        )
     }
 
     /// Cut `rows` recursively by [`Self::best_cut`] while cuts lower the cost; the parts
