@@ -220,9 +220,8 @@ pub fn forest_groups(parent: &[Option<u32>]) -> Result<Vec<Vec<u32>>> {
 /// [`LevelCost::Range`], where every list is a full scan, the lists hold at most
 /// [`SHORT_LIST`]: the forest takes a vertex's first listed neighbour outside its
 /// component, nearly always among the first few, and the rare vertex whose short list
-/// lies inside its component is scanned again for its full list. The forest is the same;
-/// on UCI Adult at k = 50 and 100 (blocks of 5,000 rows) 0.8 % and 1.5 % of the
-/// vertices are rescanned, and the forest takes 25 % and 38 % less time.
+/// lies inside its component is scanned again for its full list. The forest is the same,
+/// and few vertices are rescanned.
 ///
 /// # Arguments
 /// * `tuples`, `m`, `model` – as for [`nearest_neighbours`].
@@ -289,8 +288,8 @@ pub fn build_forest(
     })
 }
 
-/// Longest neighbour list of [`build_forest`] under [`LevelCost::Range`] (measured on
-/// UCI Adult at k = 50 and 100: 4 to 8 were fastest, 1 and 99 slowest).
+/// Longest neighbour list of [`build_forest`] under [`LevelCost::Range`]: long enough that
+/// rescans are rare, short enough that the lists stay cheap.
 const SHORT_LIST: usize = 8;
 
 /// Check `k` and the vertex weights; return the vertex count.

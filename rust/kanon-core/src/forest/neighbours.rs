@@ -61,8 +61,7 @@ use crate::error::Result;
 /// `count`-th nearest cost, in O(S + children) time each, and keeps its list sorted in
 /// O(count) per change; its work is capped at about the O(n · p) of a scan (`p ≤ m` cost
 /// lookups per pair), after which it is scanned. So O(n² · p) time at worst, as a full
-/// scan, and far less on clustered data: on UCI Adult (19.5k distinct tuples of 9
-/// attributes) a vertex expands about 30 nodes for `count = 4` and 230 for `count = 99`.
+/// scan, and far less on clustered data.
 /// Space is O(n · (m + count)): the trie has at most 2n − 1 nodes. Beyond 2^31 vertices
 /// (`u32` node ids), and under [`LevelCost::Range`], every vertex is scanned.
 ///
@@ -179,8 +178,7 @@ fn trie_search(
     Ok(lists)
 }
 
-/// About how many cost lookups of the full scan one unit of trie work costs (measured
-/// on UCI Adult-like and wider synthetic data).
+/// About how many cost lookups of the full scan one unit of trie work costs.
 const WORK_LOOKUPS: usize = 8;
 
 /// How many queries, evenly spaced in trie order, decide whether the trie pays at all.

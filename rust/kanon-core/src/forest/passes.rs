@@ -120,11 +120,9 @@ pub fn improve(
 /// Under [`Effort::Full`] the order is eject, eject, split, eject, split, search, then
 /// rounds of eject, split, regroup and search until a round changes nothing (at most 8
 /// rounds); under [`Effort::Fast`] it is eject, split, search, with 10 near tuples listed
-/// from windows of 3. Under
-/// [`LevelCost::Range`] the rounds leave regroup out (it cost 3 to 15 times the time of
-/// the other passes on Adult for 7 to 15 % lower loss). A row or group is
-/// looked at again only if it or its neighbourhood changed since it last found nothing
-/// to do.
+/// from windows of 3. Under [`LevelCost::Range`] the rounds leave regroup out (it costs
+/// several times the other passes for a small gain). A row or group is looked at again
+/// only if it or its neighbourhood changed since it last found nothing to do.
 ///
 /// Ties are broken by group and row index, and parallel work (listing near tuples,
 /// splits, regroup batches) is joined in a fixed order: the grouping depends only on the
@@ -246,8 +244,8 @@ pub fn improve_with_stats(
     ] {
         run(&mut state, pass, &mut stats);
     }
-    // Under range costs the regroup pass is left out: on Adult (9 QIs, range labels) it
-    // took 3 to 15 times the time of the other passes for 7 to 15 % lower loss.
+    // Under range costs the regroup pass is left out: it costs several times the other
+    // passes for a small gain in loss.
     let regroup = model.kind() != LevelCost::Range;
     for _ in 0..ROUNDS {
         let changes: usize = [Pass::Eject, Pass::Split, Pass::Regroup, Pass::Search]

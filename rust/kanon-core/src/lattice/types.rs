@@ -97,8 +97,6 @@ pub struct Optimum {
 /// row count.
 pub(super) type Class<K> = (K, u64);
 
-/// Nodes phase 1 may still check that must lie above a hub (see [`State::hub`]).
-/// Measured on 1.2M generated rows (`lattice_file`, fastest of 5, three alternating
-/// rounds): at 0 % suppression 0.58-0.64 s with 100 or 500 against 0.68-0.72 s
-/// without hubs; at 5 % 0.48-0.53 s with 100 against 0.52-0.55 s.
+/// Nodes phase 1 may still check that must lie above a hub (see `walk::State::hub`): a
+/// hub pays only when enough nodes will roll up from it.
 pub(super) const HUB_CANDIDATES: usize = 100;
