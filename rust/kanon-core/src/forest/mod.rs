@@ -1,10 +1,17 @@
 //! The forest family: Aggarwal et al.'s FOREST and DECOMPOSE, and the group-level passes
 //! that follow them.
 //!
-//! - [`cost`]: pair and group costs under a cost model (units, exactly comparable).
-//! - [`neighbours`] and [`build`]: exact nearest neighbours and the FOREST itself.
+//! - [`cost`]: pair and group costs under a cost model (units, exactly comparable);
+//!   `scale` turns weights into exact integer units.
+//! - [`nearest_neighbours`] (`neighbours`) and [`forest`] / [`build_forest`] (`build`):
+//!   exact nearest neighbours and the FOREST itself.
 //! - [`decompose`]: DECOMPOSE cuts A–D of large trees into groups.
-//! - [`improve`]: the repair pass (every group ≥ k), improvement passes, group levels.
+//! - [`improve`]: the group-level passes, one job per file: `levels` (group levels, row
+//!   checks), `repair` (every group ≥ k), `extents` (observed extents, release cost),
+//!   `effort` (limits and statistics), `passes` (the improvement loop), `space` (ranks,
+//!   spans, near tuples), `state` (the grouping and its summaries), `moves` (split,
+//!   search, eject and regroup passes), `tally`, `scratch`, `bound`, `cut` (the best
+//!   binary cut) and `regroup` (pools solved from scratch).
 //! - [`anonymize`]: the forest anonymizer end to end.
 //! - [`blocked`]: the forest on large tables, in blocks cut by Mondrian.
 //! - [`extend`]: continuous mode, placing rows added after a release.

@@ -34,6 +34,10 @@
 //!
 //! Every choice depends on the item codes and the data only (ties go by code), never on the
 //! order of the transactions or on the number of threads.
+//!
+//! Files: `types` (options, roles, release, limits), `coherence` (the entry point),
+//! `data` (transactions in dense indices and the search's helpers), `moles` (the minimal
+//! moles) and `mole_tree` (the MOLE-tree and the greedy suppression).
 
 mod coherence;
 mod data;

@@ -37,6 +37,11 @@
 //! rows stay in the release they form one more class, which must then hold at least `k`
 //! rows itself; this makes the feasible set of nodes non-monotone, so only the bound on
 //! suppressed rows (which is monotone) is used for tagging.
+//!
+//! Files: `types` (options, results, limits), `search` (the search context: grouping and
+//! evaluating a node), `models` (the privacy models' checks), `input` (their input and a
+//! node's verdict), `group` (sums by packed key), `keys` (levels packed into keys),
+//! `walk` (the branch-and-bound walk) and `optimal` (the entry points).
 
 mod group;
 mod input;
