@@ -1,8 +1,8 @@
 //! Pure Rust kernels of kanon: no Python, no unsafe, plain slices in and owned values out.
 //!
-//! - [`encode`]: dictionary encoding of a column to dense `u32` codes in value order.
+//! - [`encode`](mod@encode): dictionary encoding of a column to dense `u32` codes in value order.
 //! - [`hierarchy`]: generalization hierarchies as dense `level × code → ancestor` matrices.
-//! - [`groupify`]: equivalence classes of rows generalized to given levels.
+//! - [`groupify`](mod@groupify): equivalence classes of rows generalized to given levels.
 //! - [`stats`]: per-class privacy statistics (k, l-diversity, t-closeness, risks).
 //! - [`emd`]: the earth mover's distance of t-closeness (equal, ordered, hierarchical).
 //! - [`forest`]: the Aggarwal et al. forest family: pair costs ([`cost`]), exact nearest

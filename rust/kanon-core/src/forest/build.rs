@@ -218,7 +218,7 @@ pub fn forest_groups(parent: &[Option<u32>]) -> Result<Vec<Vec<u32>>> {
 ///
 /// Lists of `max(k − 1, 1)` neighbours are always enough (see [`forest`]). Under
 /// [`LevelCost::Range`], where every list is a full scan, the lists hold at most
-/// [`SHORT_LIST`]: the forest takes a vertex's first listed neighbour outside its
+/// `SHORT_LIST`: the forest takes a vertex's first listed neighbour outside its
 /// component, nearly always among the first few, and the rare vertex whose short list
 /// lies inside its component is scanned again for its full list. The forest is the same,
 /// and few vertices are rescanned.

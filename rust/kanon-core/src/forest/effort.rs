@@ -34,7 +34,7 @@ pub(super) const FAST_WINDOW: usize = 3;
 /// splits its two sides in parallel.
 pub(super) const PARALLEL_SPLIT_ROWS: usize = 2048;
 
-/// How much work [`improve_with_stats`] does.
+/// How much work [`improve_with_stats`](crate::improve::improve_with_stats) does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Effort {
     /// Eject, split and search passes, then rounds that add regroup until a round changes
@@ -45,7 +45,7 @@ pub enum Effort {
     Fast,
 }
 
-/// What one pass of [`improve_with_stats`] did.
+/// What one pass of [`improve_with_stats`](crate::improve::improve_with_stats) did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PassStats {
     /// The pass: `"eject"`, `"split"`, `"regroup"` or `"search"`.
@@ -53,13 +53,13 @@ pub struct PassStats {
     /// Changes it applied (groups ejected or merged and cut, groups added by splits, rows
     /// moved or swapped).
     pub changes: usize,
-    /// Release cost after the pass (as [`release_cost`]).
+    /// Release cost after the pass (as [`release_cost`](crate::improve::release_cost)).
     pub cost: f64,
     /// Wall-clock seconds the pass took.
     pub seconds: f64,
 }
 
-/// Trace of one run of [`improve_with_stats`].
+/// Trace of one run of [`improve_with_stats`](crate::improve::improve_with_stats).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ImproveStats {
     /// Release cost of the input.

@@ -129,7 +129,7 @@ impl<'a> Extents<'a> {
 /// [`CostModel::group_cost`] over the groups).
 ///
 /// # Errors
-/// [`KernelError::InvalidArgument`] or [`KernelError::LengthMismatch`] for inconsistent
+/// [`KernelError::InvalidArgument`](crate::error::KernelError::InvalidArgument) or [`KernelError::LengthMismatch`](crate::error::KernelError::LengthMismatch) for inconsistent
 /// inputs.
 ///
 /// # Complexity

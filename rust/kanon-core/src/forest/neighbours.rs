@@ -50,7 +50,7 @@ use crate::error::Result;
 /// vertex never lists itself.
 ///
 /// # Errors
-/// [`KernelError::InvalidArgument`] if `m` differs from the model's attribute count,
+/// [`KernelError::InvalidArgument`](crate::error::KernelError::InvalidArgument) if `m` differs from the model's attribute count,
 /// `tuples` is not a whole number of rows, there are more than `u32::MAX` rows or a code
 /// is not a leaf of its attribute's hierarchy.
 ///

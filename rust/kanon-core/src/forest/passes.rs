@@ -88,7 +88,7 @@ pub fn improve(
 /// Improvement passes: lower the release cost of a grouping while every group keeps at
 /// least `k` rows, and report what each pass did.
 ///
-/// The cost is the release cost ([`release_cost`], in the model's exact units). Every
+/// The cost is the release cost ([`release_cost`](crate::improve::release_cost), in the model's exact units). Every
 /// change is applied only if it strictly lowers the cost, so the result never costs more
 /// than the input, and no change ever leaves a group with fewer than `k` rows.
 ///
@@ -136,7 +136,7 @@ pub fn improve(
 ///   of each group's first row.
 /// * `groups` – the number of group ids.
 /// * `k` – the smallest allowed group size; every input group with rows must have at
-///   least `k` of them (run [`repair`] first).
+///   least `k` of them (run [`repair`](crate::improve::repair) first).
 /// * `effort` – which passes run, see above.
 ///
 /// # Returns

@@ -9,9 +9,9 @@ use crate::error::{KernelError, Result};
 /// Make a table of transactions (h,k,p)-coherent by suppressing public items.
 ///
 /// Runs the algorithm of Xu et al. (KDD 2008) described in the [module
-/// documentation](self): preprocessing, size-1 moles, minimal moles of size 2 to `p` found
+/// documentation](crate::hkp): preprocessing, size-1 moles, minimal moles of size 2 to `p` found
 /// level by level over tid-lists (in parallel), then greedy suppression over the MOLE-tree
-/// with the chosen [`Removal`] method. Removing [`HkpRelease::suppressed`] and
+/// with the chosen [`Removal`](crate::hkp::Removal) method. Removing [`HkpRelease::suppressed`] and
 /// [`HkpRelease::dropped`] from every transaction gives an (h,k,p)-coherent table.
 ///
 /// P(e | β) = sup(β ∪ {e}) / sup(β) is compared with `h` as an IEEE double division.

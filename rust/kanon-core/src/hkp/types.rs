@@ -72,7 +72,7 @@ pub enum Roles<'a> {
     },
 }
 
-/// Parameters of [`hkp`].
+/// Parameters of [`hkp`](crate::hkp::hkp).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HkpOptions {
     /// Largest allowed probability of inferring a private item, in `(0, 1]`.
@@ -93,7 +93,7 @@ pub struct HkpOptions {
     pub max_itemsets: u64,
 }
 
-/// What [`hkp`] did, in counts.
+/// What [`hkp`](crate::hkp::hkp) did, in counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct HkpStats {
     /// Transactions, empty ones included.
@@ -115,7 +115,7 @@ pub struct HkpStats {
     pub tree_nodes: u64,
 }
 
-/// The result of [`hkp`]: what to suppress and why.
+/// The result of [`hkp`](crate::hkp::hkp): what to suppress and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HkpRelease {
     /// Public item codes to remove from every transaction: the size-1 moles in code
