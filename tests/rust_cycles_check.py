@@ -202,20 +202,32 @@ def edges_of(
     return named, inline
 
 
-def find_cycles(src: Path) -> list[list[Path]]:
-    """Return the strongly connected components of more than one file.
+def graph_of(src: Path) -> dict[Path, list[Path]]:
+    """Return every source file of the crate with the files it names.
 
     Args:
         src: The crate's ``src`` directory.
 
     Returns:
-        Each cyclic component as a list of files.
+        File -> the files it has an edge to (sorted).
     """
     files = {module_of(p, src): p for p in sorted(src.rglob("*.rs"))}
     inline: dict[Module, Path] = {}
     for p in files.values():
         inline.update(edges_of(p, src, files)[1])
-    graph = {p: sorted(edges_of(p, src, {**files, **inline})[0]) for p in files.values()}
+    return {p: sorted(edges_of(p, src, {**files, **inline})[0]) for p in files.values()}
+
+
+def find_cycles(src: Path) -> list[list[Path]]:
+    """Return one cycle of every strongly connected component of more than one file.
+
+    Args:
+        src: The crate's ``src`` directory.
+
+    Returns:
+        Each cycle as a list of files, the first file repeated at the end.
+    """
+    graph = graph_of(src)
 
     index: dict[Path, int] = {}
     low: dict[Path, int] = {}
@@ -248,15 +260,45 @@ def find_cycles(src: Path) -> list[list[Path]]:
     for v in graph:
         if v not in index:
             connect(v)
-    return components
+    return [cycle_in(graph, component) for component in components]
+
+
+def cycle_in(graph: dict[Path, list[Path]], component: list[Path]) -> list[Path]:
+    """Return a shortest cycle through the first file of a strongly connected component.
+
+    Args:
+        graph: File -> the files it names.
+        component: A strongly connected component of ``graph`` (two files or more).
+
+    Returns:
+        The cycle as a list of files, the first file repeated at the end.
+    """
+    inside = set(component)
+    start = component[0]
+    previous: dict[Path, Path] = {}
+    frontier = [start]
+    while frontier:
+        following = []
+        for v in frontier:
+            for w in graph[v]:
+                if w == start:
+                    path = [v]
+                    while path[-1] != start:
+                        path.append(previous[path[-1]])
+                    return [*reversed(path), start]
+                if w in inside and w not in previous:
+                    previous[w] = v
+                    following.append(w)
+        frontier = following
+    return [*component, start]  # unreachable for a strongly connected component
 
 
 def main() -> int:
     """Print the cycles of the crate named on the command line; 1 if any."""
     src = Path(sys.argv[1] if len(sys.argv) > 1 else "rust/kanon-core/src")
     cycles = find_cycles(src)
-    for component in cycles:
-        print("cycle:", " <-> ".join(str(p.relative_to(src)) for p in component))
+    for cycle in cycles:
+        print("cycle:", " -> ".join(str(p.relative_to(src)) for p in cycle))
     if not cycles:
         print(f"no cycle between the modules of {src}")
     return 1 if cycles else 0
