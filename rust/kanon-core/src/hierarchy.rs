@@ -18,7 +18,7 @@ impl Hierarchy {
     /// Build a hierarchy from its wide table, one row per leaf and one code column per level.
     ///
     /// `levels[l][row]` is the code of that row's label at level `l`; codes of each level
-    /// must be dense (`0..width_l`, e.g. from [`crate::encode`]) and `levels[0]` must be a
+    /// must be dense (`0..width_l`, e.g. from [`crate::encode()`]) and `levels[0]` must be a
     /// permutation of `0..rows` (every leaf listed exactly once).
     ///
     /// # Errors

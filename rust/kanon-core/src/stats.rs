@@ -387,7 +387,8 @@ mod tests {
     fn hierarchical_t_uses_leaf_codes() {
         // Leaves {0, 1} and {2, 3} under two labels; classes {0, 1} and {2, 3}, one row each.
         let h =
-            crate::Hierarchy::try_from_levels(&[&[0, 1, 2, 3], &[0, 0, 1, 1], &[0; 4]]).unwrap();
+            crate::hierarchy::Hierarchy::try_from_levels(&[&[0, 1, 2, 3], &[0, 0, 1, 1], &[0; 4]])
+                .unwrap();
         let opts = StatsOptions {
             distance: GroundDistance::Hierarchical(h),
             ..StatsOptions::default()

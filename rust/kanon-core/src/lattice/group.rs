@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use super::Class;
+use super::types::Class;
 use std::ops::{BitAnd, BitOr};
 
 /// Inputs of at least this many tuples or classes compute their keys in parallel.
@@ -13,9 +13,8 @@ pub(super) const PARALLEL_ITEMS: usize = 1 << 16;
 
 /// [`sum_by_key`] over `item(0..n)`. Large inputs are cut into chunks: while this
 /// thread sums one chunk, another computes the next (the two halves of the work
-/// overlap; the order of the items, and so the result, stays the same). (Summing parts
-/// in parallel and merging the sums gained little on Adult and lost 15 % on 1.2M tuples
-/// that are nearly all distinct, where the merge repeats the work.)
+/// overlap; the order of the items, and so the result, stays the same). Parts are not
+/// summed in parallel and merged: on nearly all-distinct tuples the merge repeats the work.
 pub(super) fn sum_items<K: PackedKey>(
     n: usize,
     item: impl Fn(usize) -> (K, u64) + Sync + Send,

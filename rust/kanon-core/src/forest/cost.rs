@@ -62,15 +62,13 @@
 //! Totals stay below 2^52 units in both modes, so `units / scale` is strictly monotone:
 //! comparing the `f64` costs is comparing the units.
 
+use super::scale::{check_model, exact_scale, fixed_scale, term_units};
 use crate::error::{KernelError, Result};
 use crate::hierarchy::Hierarchy;
 
 /// Attributes with at most this many leaves get a dense `leaf × leaf → units` table
 /// (at most 512 KiB each); larger ones walk the hierarchy levels.
 const DENSE_LEAVES: usize = 256;
-
-/// Bound on the largest total cost in units (see the module docs).
-const UNIT_LIMIT: u128 = 1 << 50;
 
 /// How the cost of generalizing one value to a hierarchy node is measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -865,37 +863,6 @@ impl CostModel {
     }
 }
 
-/// Check the hierarchies and weights of a model.
-fn check_model(hierarchies: &[Hierarchy], weights: &[f64]) -> Result<()> {
-    let invalid = |message: String| KernelError::InvalidArgument {
-        kernel: "cost model",
-        message,
-    };
-    if weights.len() != hierarchies.len() {
-        return Err(KernelError::LengthMismatch {
-            kernel: "cost model",
-            argument: "weights",
-            got: weights.len(),
-            expected: hierarchies.len(),
-        });
-    }
-    if hierarchies.is_empty() {
-        return Err(invalid(
-            "a cost model needs at least one quasi-identifier hierarchy".to_owned(),
-        ));
-    }
-    if let Some((j, w)) = weights
-        .iter()
-        .enumerate()
-        .find(|(_, w)| !(w.is_finite() && **w > 0.0))
-    {
-        return Err(invalid(format!(
-            "weight {w} of attribute {j} is not a positive finite number"
-        )));
-    }
-    Ok(())
-}
-
 /// Largest magnitude of an integer key priced exactly (differences stay exact in `f64`).
 const EXACT_KEY: f64 = (1u64 << 52) as f64;
 
@@ -926,71 +893,6 @@ fn numerators(h: &Hierarchy, kind: LevelCost) -> Vec<Vec<u64>> {
             }
         })
         .collect()
-}
-
-/// The exact scale (lcm of the denominators) when every weight is an integer and the
-/// largest total stays within [`UNIT_LIMIT`].
-fn exact_scale(weights: &[f64], denominators: &[u64]) -> Option<u64> {
-    if !weights
-        .iter()
-        .all(|&w| w.fract() == 0.0 && w <= UNIT_LIMIT as f64)
-    {
-        return None;
-    }
-    let mut lcm: u128 = 1;
-    for &q in denominators.iter().filter(|&&q| q > 0) {
-        let q = u128::from(q);
-        lcm = lcm / gcd(lcm, q) * q;
-        if lcm > UNIT_LIMIT {
-            return None;
-        }
-    }
-    let total: u128 = weights
-        .iter()
-        .zip(denominators)
-        .filter(|(_, &q)| q > 0)
-        .map(|(&w, _)| w as u128 * lcm)
-        .sum();
-    (total <= UNIT_LIMIT).then_some(lcm as u64)
-}
-
-/// A power-of-two scale putting the largest total just below 2^50 units.
-fn fixed_scale(weights: &[f64], denominators: &[u64]) -> Result<f64> {
-    let total: f64 = weights
-        .iter()
-        .zip(denominators)
-        .filter(|(_, &q)| q > 0)
-        .map(|(&w, _)| w)
-        .sum();
-    if !total.is_finite() {
-        return Err(KernelError::InvalidArgument {
-            kernel: "cost model",
-            message: format!("the weights add up to {total}; their sum must be finite"),
-        });
-    }
-    // With nothing to price (total 0, log2 = −∞) the exponent is capped; all units are 0.
-    let exponent = (50.0 - total.log2()).floor().min(1000.0);
-    Ok(exponent.exp2())
-}
-
-/// Weighted units of a node whose unweighted cost is `p / q`.
-fn term_units(p: u64, q: u64, weight: f64, scale: f64, exact: bool) -> u64 {
-    if q == 0 {
-        0
-    } else if exact {
-        // weight · p · (lcm / q) ≤ weight · lcm ≤ UNIT_LIMIT: no overflow.
-        let lcm = scale as u128;
-        (weight as u128 * u128::from(p) * (lcm / u128::from(q))) as u64
-    } else {
-        (weight * scale * p as f64 / q as f64).round() as u64
-    }
-}
-
-fn gcd(mut a: u128, mut b: u128) -> u128 {
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a
 }
 
 #[cfg(test)]

@@ -11,8 +11,8 @@
 
 use rayon::prelude::*;
 
-use crate::anonymize::{anonymize, ForestOptions, ForestStats, Release};
-use crate::cost::CostModel;
+use super::anonymize::{anonymize, ForestOptions, ForestStats, Release};
+use super::cost::CostModel;
 use crate::error::{KernelError, Result};
 use crate::hierarchy::Hierarchy;
 use crate::mondrian::{mondrian, MondrianOptions};

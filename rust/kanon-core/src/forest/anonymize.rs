@@ -21,12 +21,16 @@
 //! use the NCP of the groups' observed values (range labels); the levels are still the
 //! groups' lowest common hierarchy levels.
 
+use super::build::build_forest;
+use super::cost::CostModel;
+use super::decompose::decompose;
+use super::effort::Effort;
+use super::extents::release_cost;
+use super::levels::group_levels;
+use super::passes::improve;
+use super::repair::repair;
 use crate::cancel;
-use crate::cost::CostModel;
-use crate::decompose::decompose;
 use crate::error::{KernelError, Result};
-use crate::forest::build_forest;
-use crate::improve::{self, group_levels, Effort};
 
 /// What to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -260,7 +264,7 @@ fn anonymize_ordered(
     }
     let mut count = groups.len();
     drop(groups);
-    let repaired = improve::repair(
+    let repaired = repair(
         model,
         tuples,
         m,
@@ -272,9 +276,9 @@ fn anonymize_ordered(
     count = repaired.groups;
     stats.repaired = repaired.merged;
     stats.cost_before_improve =
-        improve::release_cost(model, tuples, m, &tuple_of_row, &group_of_row, count)?;
+        release_cost(model, tuples, m, &tuple_of_row, &group_of_row, count)?;
     if let Some(effort) = options.improve {
-        count = improve::improve(
+        count = improve(
             model,
             tuples,
             m,
@@ -285,7 +289,7 @@ fn anonymize_ordered(
             effort,
         )?;
     }
-    stats.cost = improve::release_cost(model, tuples, m, &tuple_of_row, &group_of_row, count)?;
+    stats.cost = release_cost(model, tuples, m, &tuple_of_row, &group_of_row, count)?;
     let levels = group_levels(model, tuples, m, &tuple_of_row, &group_of_row, count)?;
     Ok(Release {
         group_of_row,

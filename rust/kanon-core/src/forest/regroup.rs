@@ -11,7 +11,8 @@
 //! for its rank range `lo_j..=hi_j` in every attribute, plus, for the categorical
 //! attributes of range labels (*set attributes*), `s · (distinct values − 1) · unit_j`.
 
-use crate::improve::Bound;
+use super::bound::Bound;
+use super::cut::best_cut;
 
 /// Rank range of a group in one attribute; `lo > hi` for an empty group.
 type Range = (u32, u32);
@@ -347,33 +348,23 @@ impl Pool {
         let mut ranges = vec![EMPTY; m];
         self.ranges_of(rows, &mut ranges);
         let whole = s as u128 * u128::from(self.units(&ranges) + self.set_units_of(rows));
-        let mut order = rows.to_vec();
-        let mut prefix = vec![0u64; s + 1];
-        let mut suffix = vec![0u64; s + 1];
-        let mut best: Option<(u128, usize, usize)> = None;
+        let attributes = (0..m).filter(|&a| ranges[a].0 < ranges[a].1);
         let mut acc = vec![EMPTY; m];
-        for (a, &(lo, hi)) in ranges.iter().enumerate() {
-            if lo >= hi {
-                continue;
-            }
-            self.sort_by_attribute(&mut order, a);
-            self.running_units(order.iter(), &mut acc, &mut prefix);
-            self.running_units(order.iter().rev(), &mut acc, &mut suffix);
-            for p in k..=s - k {
-                let cost =
-                    p as u128 * u128::from(prefix[p]) + (s - p) as u128 * u128::from(suffix[s - p]);
-                if best.is_none_or(|(c, _, _)| cost < c) {
-                    best = Some((cost, a, p));
+        best_cut(
+            rows,
+            k,
+            whole,
+            attributes,
+            |order, a| self.sort_by_attribute(order, a),
+            |order, reverse, out| {
+                out.resize(s + 1, 0);
+                if reverse {
+                    self.running_units(order.iter().rev(), &mut acc, out);
+                } else {
+                    self.running_units(order.iter(), &mut acc, out);
                 }
-            }
-        }
-        let (cost, a, p) = best?;
-        if cost >= whole {
-            return None;
-        }
-        self.sort_by_attribute(&mut order, a);
-        let right = order.split_off(p);
-        Some((order, right))
+            },
+        )
     }
 
     /// Sort rows by their rank in attribute `a`, then by all their ranks, then by index.

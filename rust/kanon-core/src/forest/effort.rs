@@ -1,0 +1,71 @@
+//! How much work the improvement passes do: their limits, and their statistics.
+
+/// Attributes with at most this many leaves get a dense `rank × rank → units` table of
+/// interval meets (at most 2 MiB each); larger ones walk the hierarchy per lookup.
+pub(super) const SPAN_TABLE_LEAVES: usize = 512;
+/// Near tuples listed per tuple: the candidate groups of a row are the groups holding a
+/// row of its tuple or of one of these.
+pub(super) const NEAR: usize = 40;
+/// Tuples read on each side of a tuple, in every sorted order, when listing its near
+/// tuples.
+pub(super) const WINDOW: usize = 10;
+/// Near tuples whose groups a row of a cheap group (per-row units below the average)
+/// considers in the local search; rows of the other groups consider all [`NEAR`].
+pub(super) const NARROW: usize = 8;
+/// A tuple is marked for re-evaluation when the group of one of its first `REACH` near
+/// tuples changes (the groups of farther ones rarely make a difference).
+pub(super) const REACH: usize = 8;
+/// Hard cap on the passes of one local search over the rows.
+pub(super) const SEARCH_PASSES: usize = 12;
+/// Groups pooled and re-partitioned from scratch by the regroup pass: a group and the
+/// neighbouring groups of the cheapest union meets.
+pub(super) const REGROUP_GROUPS: usize = 4;
+/// Near tuples per row of a group whose groups are its neighbours in the regroup pass.
+pub(super) const REGROUP_WIDTH: usize = 4;
+/// Pools solved in parallel before any is applied by the regroup pass.
+pub(super) const REGROUP_BATCH: usize = 64;
+/// Hard cap on the rounds of the improvement loop.
+pub(super) const ROUNDS: usize = 8;
+/// [`NEAR`] under [`Effort::Fast`].
+pub(super) const FAST_NEAR: usize = 10;
+/// [`WINDOW`] under [`Effort::Fast`].
+pub(super) const FAST_WINDOW: usize = 3;
+/// A cut whose smaller side has at least this many rows (and an eighth of the group)
+/// splits its two sides in parallel.
+pub(super) const PARALLEL_SPLIT_ROWS: usize = 2048;
+
+/// How much work [`improve_with_stats`](crate::improve::improve_with_stats) does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effort {
+    /// Eject, split and search passes, then rounds that add regroup until a round changes
+    /// nothing; 40 near tuples per tuple from windows of 10.
+    Full,
+    /// One eject, one split and one search pass; 10 near tuples per tuple from windows of
+    /// 3: far less time than [`Effort::Full`] for a somewhat higher loss.
+    Fast,
+}
+
+/// What one pass of [`improve_with_stats`](crate::improve::improve_with_stats) did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PassStats {
+    /// The pass: `"eject"`, `"split"`, `"regroup"` or `"search"`.
+    pub pass: &'static str,
+    /// Changes it applied (groups ejected or merged and cut, groups added by splits, rows
+    /// moved or swapped).
+    pub changes: usize,
+    /// Release cost after the pass (as [`release_cost`](crate::improve::release_cost)).
+    pub cost: f64,
+    /// Wall-clock seconds the pass took.
+    pub seconds: f64,
+}
+
+/// Trace of one run of [`improve_with_stats`](crate::improve::improve_with_stats).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ImproveStats {
+    /// Release cost of the input.
+    pub cost_before: f64,
+    /// Wall-clock seconds spent ranking leaves and listing near tuples before the passes.
+    pub setup_seconds: f64,
+    /// Every pass in the order it ran.
+    pub passes: Vec<PassStats>,
+}

@@ -1,0 +1,104 @@
+//! Fixed-point scaling of attribute weights, so that pair and group costs are exact
+//! integers (units).
+
+use crate::error::{KernelError, Result};
+use crate::hierarchy::Hierarchy;
+
+/// Bound on the largest total cost in units (see the module docs of `cost`).
+pub(super) const UNIT_LIMIT: u128 = 1 << 50;
+
+/// Check the hierarchies and weights of a model.
+pub(super) fn check_model(hierarchies: &[Hierarchy], weights: &[f64]) -> Result<()> {
+    let invalid = |message: String| KernelError::InvalidArgument {
+        kernel: "cost model",
+        message,
+    };
+    if weights.len() != hierarchies.len() {
+        return Err(KernelError::LengthMismatch {
+            kernel: "cost model",
+            argument: "weights",
+            got: weights.len(),
+            expected: hierarchies.len(),
+        });
+    }
+    if hierarchies.is_empty() {
+        return Err(invalid(
+            "a cost model needs at least one quasi-identifier hierarchy".to_owned(),
+        ));
+    }
+    if let Some((j, w)) = weights
+        .iter()
+        .enumerate()
+        .find(|(_, w)| !(w.is_finite() && **w > 0.0))
+    {
+        return Err(invalid(format!(
+            "weight {w} of attribute {j} is not a positive finite number"
+        )));
+    }
+    Ok(())
+}
+
+/// The exact scale (lcm of the denominators) when every weight is an integer and the
+/// largest total stays within [`UNIT_LIMIT`].
+pub(super) fn exact_scale(weights: &[f64], denominators: &[u64]) -> Option<u64> {
+    if !weights
+        .iter()
+        .all(|&w| w.fract() == 0.0 && w <= UNIT_LIMIT as f64)
+    {
+        return None;
+    }
+    let mut lcm: u128 = 1;
+    for &q in denominators.iter().filter(|&&q| q > 0) {
+        let q = u128::from(q);
+        lcm = lcm / gcd(lcm, q) * q;
+        if lcm > UNIT_LIMIT {
+            return None;
+        }
+    }
+    let total: u128 = weights
+        .iter()
+        .zip(denominators)
+        .filter(|(_, &q)| q > 0)
+        .map(|(&w, _)| w as u128 * lcm)
+        .sum();
+    (total <= UNIT_LIMIT).then_some(lcm as u64)
+}
+
+/// A power-of-two scale putting the largest total just below 2^50 units.
+pub(super) fn fixed_scale(weights: &[f64], denominators: &[u64]) -> Result<f64> {
+    let total: f64 = weights
+        .iter()
+        .zip(denominators)
+        .filter(|(_, &q)| q > 0)
+        .map(|(&w, _)| w)
+        .sum();
+    if !total.is_finite() {
+        return Err(KernelError::InvalidArgument {
+            kernel: "cost model",
+            message: format!("the weights add up to {total}; their sum must be finite"),
+        });
+    }
+    // With nothing to price (total 0, log2 = −∞) the exponent is capped; all units are 0.
+    let exponent = (50.0 - total.log2()).floor().min(1000.0);
+    Ok(exponent.exp2())
+}
+
+/// Weighted units of a node whose unweighted cost is `p / q`.
+pub(super) fn term_units(p: u64, q: u64, weight: f64, scale: f64, exact: bool) -> u64 {
+    if q == 0 {
+        0
+    } else if exact {
+        // weight · p · (lcm / q) ≤ weight · lcm ≤ UNIT_LIMIT: no overflow.
+        let lcm = scale as u128;
+        (weight as u128 * u128::from(p) * (lcm / u128::from(q))) as u64
+    } else {
+        (weight * scale * p as f64 / q as f64).round() as u64
+    }
+}
+
+fn gcd(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
