@@ -7,6 +7,7 @@ inside a function, or under ``if TYPE_CHECKING:``. A cycle is named in full.
 from __future__ import annotations
 
 import ast
+import importlib.util
 from pathlib import Path
 
 from kanon.planner.options import ALL_METHODS
@@ -16,6 +17,21 @@ REPO = Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "python" / "kanon"
 RUST_CORE = REPO / "rust" / "kanon-core" / "src"
 MAX_LINES = 1_000
+
+
+def _load_rust_cycles_check():  # type: ignore[no-untyped-def]
+    """tests/rust_cycles_check.py, a script beside this file (tests is not a package)."""
+    spec = importlib.util.spec_from_file_location(
+        "rust_cycles_check", Path(__file__).with_name("rust_cycles_check.py")
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+rust_cycles_check = _load_rust_cycles_check()
 
 
 def _module(path: Path, package: Path = PACKAGE) -> str:
@@ -142,3 +158,25 @@ def test_rust_core_files_are_short() -> None:
     """No source file of rust/kanon-core/src is over 1,000 lines."""
     long = _too_long(sorted(RUST_CORE.rglob("*.rs")))
     assert not long, "files over 1,000 lines: " + ", ".join(long)
+
+
+RUST_CRATES = [RUST_CORE, REPO / "rust" / "kanon-py" / "src"]
+
+
+def test_no_module_cycles_in_the_rust_crates() -> None:
+    """No source file of a crate names, through others, an item of itself."""
+    for src in RUST_CRATES:
+        cycles = rust_cycles_check.find_cycles(src)
+        shown = [" -> ".join(str(p.relative_to(REPO)) for p in c) for c in cycles]
+        assert not cycles, "module cycles: " + "; ".join(shown)
+
+
+def test_the_rust_cycle_finder_finds_cycles(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    (src / "forest").mkdir(parents=True)
+    (src / "lib.rs").write_text("pub mod forest;\npub mod pool;\n")
+    (src / "forest" / "mod.rs").write_text("pub mod cut;\n")
+    (src / "forest" / "cut.rs").write_text("use crate::pool::Pool;\npub struct Cut;\n")
+    (src / "pool.rs").write_text("pub struct Pool(crate::forest::cut::Cut);\n")
+    cycles = rust_cycles_check.find_cycles(src)
+    assert [sorted({p.name for p in c}) for c in cycles] == [["cut.rs", "pool.rs"]]
