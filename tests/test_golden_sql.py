@@ -21,6 +21,7 @@ from kanon._anonymize import AnonymizeOptions, plan_anonymize
 from kanon._hkp import HkpOptions, plan_hkp
 from kanon._metrics import plan_metrics
 from kanon._plan import CheckOptions, plan_check, plan_classes
+from kanon.planner.registry import METHODS
 from kanon.planner.search import search_sql
 
 if TYPE_CHECKING:
@@ -114,6 +115,13 @@ PLANNERS: dict[str, Callable[[duckdb.DuckDBPyConnection], str]] = {
     "hkp_release": _hkp("release"),
     "hkp_report": _hkp("report"),
 }
+
+
+@pytest.mark.parametrize("name", sorted(EXPLAINED))
+def test_each_method_calls_its_kernel(db: duckdb.DuckDBPyConnection, name: str) -> None:
+    """The registry's kernel of a method is the UDF its SQL calls."""
+    method = EXPLAINED[name][0]
+    assert f"{METHODS[method].kernel}(" in _explained(name)(db)
 
 
 @pytest.mark.parametrize("name", sorted(PLANNERS))
