@@ -71,7 +71,7 @@ def historic_ctes(
     """Return the coded CTEs plus ``__kanon_run``, one call of ``kanon_historic``.
 
     Its struct ``r`` holds ``levels`` (per QI), ``cells`` (per tuple ``t``: the mask of
-    its ``'*'`` cells) and ``stats`` (the report, JSON).
+    its ``'*'`` cells) and ``stats`` (the report).
     """
     m = len(qis)
     ctes = coded_ctes(table, qis, ctes)
@@ -129,7 +129,7 @@ def search_sql(plan: AnonymizePlan, options: AnonymizeOptions) -> str:
     names = ", ".join(literal(q.column.name) for q in qis)
 
     def field(key: str, typ: str = "BIGINT") -> str:
-        return f"CAST(json_extract(r.stats, {literal(f'$.{key}')}) AS {typ})"
+        return f"CAST(r.stats.{key} AS {typ})"
 
     report = ", ".join(f"{field(key)} AS {key}" for key in HISTORIC_REPORT)
     return (

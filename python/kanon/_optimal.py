@@ -114,9 +114,8 @@ def search_sql(plan: AnonymizePlan, options: AnonymizeOptions) -> str:
     coded = qis if models is None or models.hierarchy is None else [*qis, models.hierarchy]
     ctes = [hierarchy_cte(j, q) for j, q in enumerate(coded)]
     names = ", ".join(literal(q.column.name) for q in qis)
-    field = "CAST(json_extract(r.stats, {path}) AS {typ})"
     stats = ", ".join(
-        field.format(path=literal(f"$.{key}"), typ=typ) + f" AS {key}"
+        f"CAST(r.stats.{key} AS {typ}) AS {key}"
         for key, typ in (
             ("suppressed", "BIGINT"),
             ("cost", "DOUBLE"),

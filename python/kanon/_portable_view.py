@@ -126,11 +126,11 @@ def materialize_global(
     owned = claim(con, name, objects)
     hierarchies = [hierarchy_cte(j, q) for j, q in enumerate(qis)]
     head = "WITH " + ",\n".join(optimal_ctes(source, qis, options, plan.rows, hierarchies))
-    ((levels, stats_text),) = con.execute(
+    ((levels, report),) = con.execute(
         f'{head}\nSELECT r.levels, r.stats FROM "__kanon_run"'
     ).fetchall()
     levels = [int(x) for x in levels]
-    stats = json.loads(stats_text)
+    stats = dict(report)
     meta = {
         "source": source.name,
         "method": "optimal",
