@@ -146,3 +146,37 @@ def test_kernels_return_their_declared_sql_types() -> None:
         assert described("SELECT x FROM kernel_out") == described(
             f"SELECT NULL::{kernel.returns} AS x"
         ), kernel.name
+
+
+def _forest(options: dict[str, Any]) -> dict[str, Any]:
+    """``kanon_forest`` on one pack: tuples (0), (1), (1) of one QI, counts 2, 1."""
+    u32s, u64s, f64s = pa.list_(pa.uint32()), pa.list_(pa.uint64()), pa.list_(pa.float64())
+    out = _core.forest(
+        pa.array([[0, 1]], u32s),
+        pa.array([[2, 1]], u64s),
+        pa.array([[[[0, 1], [0, 0]]]], pa.list_(pa.list_(u32s))),
+        pa.array([[1.0]], f64s),
+        pa.array([3], pa.uint64()),
+        pa.array([0], pa.uint64()),
+        pa.array([json.dumps(options)]),
+        pa.array([[[]]], pa.list_(f64s)),
+        pa.array([[]], pa.list_(f64s)),
+        pa.array([[]], f64s),
+    )
+    row: dict[str, Any] = out.to_pylist()[0]
+    return row
+
+
+def test_forest_returns_groups_levels_row_starts_and_typed_stats() -> None:
+    out = _forest({"m": 1, "cost": "ncp", "improve": "full", "block_size": None})
+    assert out["g"] == [0, 0, 0]
+    assert out["lv"] == [[1]]
+    assert out["o"] == [0, 2]  # where the rows of each tuple start in g
+    assert out["stats"]["groups"] == 1
+    assert out["stats"]["cost"] == pytest.approx(3.0)  # three rows at the root
+    with pytest.raises(InvalidInputError, match="option 'cost': unknown variant `fancy`"):
+        _forest({"m": 1, "cost": "fancy", "improve": "full"})
+    with pytest.raises(InvalidInputError, match="unknown field `colour`"):
+        _forest({"m": 1, "cost": "ncp", "improve": "full", "colour": 1})
+    with pytest.raises(InvalidInputError, match="missing field `improve`"):
+        _forest({"m": 1, "cost": "ncp"})

@@ -4,21 +4,28 @@
 //! A kernel UDF receives one Arrow array per SQL argument (a row per call of the SQL
 //! function) and returns one struct array with a row per input row. Input slices borrow
 //! the Arrow buffers DuckDB handed over; nothing is copied on the way in.
+//!
+//! The only `unsafe` code of the bindings is here: reading the C structs of Arrow's
+//! PyCapsule interface (`__arrow_c_array__`), which the exporter guarantees valid.
+#![allow(unsafe_code)]
 
+use std::ffi::CStr;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
+use arrow_array::ffi::{from_ffi, FFI_ArrowArray, FFI_ArrowSchema};
 use arrow_array::types::{ArrowPrimitiveType, Float64Type, UInt32Type, UInt64Type};
 use arrow_array::{
-    Array, ArrayRef, BooleanArray, Float64Array, ListArray, PrimitiveArray, StringArray,
-    StructArray, UInt32Array, UInt64Array,
+    make_array, Array, ArrayRef, BooleanArray, Float64Array, ListArray, PrimitiveArray,
+    StringArray, StructArray, UInt32Array, UInt64Array,
 };
 use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Fields};
 use kanon_core::{Hierarchy, KernelError};
+use pyo3::exceptions::PyTypeError;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3_arrow::PyArray;
+use pyo3::types::{PyCapsule, PyTuple};
 use serde::de::DeserializeOwned;
 
 use crate::error::to_py;
@@ -36,9 +43,55 @@ pub(crate) fn run<T: Send>(
     py.detach(kernel).map_err(|e| to_py(py, &e))
 }
 
-/// The Arrow array behind a Python object that exports one (pyarrow, numpy, memoryview).
-pub(crate) fn array(column: &PyArray) -> &ArrayRef {
-    column.array()
+const ARRAY_CAPSULE: &CStr = c"arrow_array";
+const SCHEMA_CAPSULE: &CStr = c"arrow_schema";
+
+/// An Arrow array received from Python: an object with ``__arrow_c_array__`` (pyarrow)
+/// imported without copies, or a numpy array or buffer (through ``pyarrow.array``).
+pub(crate) struct Column(ArrayRef);
+
+impl<'py> FromPyObject<'_, 'py> for Column {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'_, 'py, PyAny>) -> PyResult<Self> {
+        let py = obj.py();
+        let exported = if obj.hasattr(intern!(py, "__arrow_c_array__"))? {
+            obj.to_owned()
+        } else {
+            // numpy arrays and buffers (memoryview): numpy views them, pyarrow wraps.
+            let values = py
+                .import(intern!(py, "numpy"))?
+                .call_method1("asarray", (obj,))?;
+            py.import(intern!(py, "pyarrow"))?
+                .call_method1("array", (values,))?
+        };
+        let capsules = exported.call_method0(intern!(py, "__arrow_c_array__"))?;
+        let capsules = capsules.cast::<PyTuple>()?;
+        let schema = capsules.get_item(0)?;
+        let schema = schema.cast::<PyCapsule>()?;
+        let array = capsules.get_item(1)?;
+        let array = array.cast::<PyCapsule>()?;
+        let schema = schema
+            .pointer_checked(Some(SCHEMA_CAPSULE))?
+            .cast::<FFI_ArrowSchema>();
+        let array = array
+            .pointer_checked(Some(ARRAY_CAPSULE))?
+            .cast::<FFI_ArrowArray>();
+        // SAFETY: the capsules hold the C structs of the Arrow PyCapsule interface, named
+        // as checked above; `from_raw` moves the array out (the capsule keeps a released
+        // one), the schema stays owned by its capsule, alive for this call.
+        let data = unsafe {
+            let array = FFI_ArrowArray::from_raw(array.as_ptr());
+            from_ffi(array, schema.as_ref())
+        }
+        .map_err(|e| PyTypeError::new_err(format!("not a valid Arrow array: {e}")))?;
+        Ok(Self(make_array(data)))
+    }
+}
+
+/// The Arrow array of a column.
+pub(crate) fn array(column: &Column) -> &ArrayRef {
+    &column.0
 }
 
 /// Whether row `i` of every column is valid (not NULL).
@@ -229,12 +282,17 @@ fn nulls(valid: &[bool]) -> Option<NullBuffer> {
     }
 }
 
-/// Hand an Arrow array to Python as a pyarrow array.
+/// Hand an Arrow array to Python as a pyarrow array (its buffers are shared, not
+/// copied: pyarrow releases them through the exported struct).
 pub(crate) fn to_python(py: Python<'_>, array: ArrayRef) -> PyResult<Bound<'_, PyAny>> {
-    let exported = PyArray::from_array_ref(array).into_pyobject(py)?;
+    let data = array.to_data();
+    let schema = FFI_ArrowSchema::try_from(data.data_type())
+        .map_err(|e| PyTypeError::new_err(format!("cannot export {}: {e}", data.data_type())))?;
+    let schema = PyCapsule::new_with_value(py, schema, SCHEMA_CAPSULE)?;
+    let array = PyCapsule::new_with_value(py, FFI_ArrowArray::new(&data), ARRAY_CAPSULE)?;
     py.import(intern!(py, "pyarrow"))?
-        .getattr(intern!(py, "array"))?
-        .call1((exported,))
+        .getattr(intern!(py, "Array"))?
+        .call_method1(intern!(py, "_import_from_c_capsule"), (schema, array))
 }
 
 /// A list column built row by row (NULL rows allowed).

@@ -9,10 +9,9 @@ use kanon_core::extend::extend;
 use kanon_core::improve::Effort;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use pyo3_arrow::PyArray;
 use serde::Deserialize;
 
-use crate::convert::{self, array, run, ListColumn, NestedColumn, F64, U32, U64};
+use crate::convert::{self, array, run, Column, ListColumn, NestedColumn, F64, U32, U64};
 use crate::progress;
 
 const KERNEL: &str = "forest";
@@ -104,16 +103,16 @@ struct Pack {
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn forest<'py>(
     py: Python<'py>,
-    tuples: PyArray,
-    counts: PyArray,
-    hierarchies: PyArray,
-    weights: PyArray,
-    k: PyArray,
-    seed: PyArray,
-    options: PyArray,
-    keys: PyArray,
-    cut_keys: PyArray,
-    spans: PyArray,
+    tuples: Column,
+    counts: Column,
+    hierarchies: Column,
+    weights: Column,
+    k: Column,
+    seed: Column,
+    options: Column,
+    keys: Column,
+    cut_keys: Column,
+    spans: Column,
 ) -> PyResult<Bound<'py, PyAny>> {
     let columns = [
         array(&tuples),
@@ -355,13 +354,13 @@ type Extended<'py> = (
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn forest_extend<'py>(
     py: Python<'py>,
-    tuples: PyArray,
+    tuples: Column,
     m: usize,
-    hierarchies: Vec<Vec<PyArray>>,
+    hierarchies: Vec<Vec<Column>>,
     weights: Vec<f64>,
     cost: &str,
-    tuple_of_row: PyArray,
-    group_of_row: PyArray,
+    tuple_of_row: Column,
+    group_of_row: Column,
     groups: usize,
     k: usize,
 ) -> PyResult<Extended<'py>> {

@@ -4,9 +4,8 @@ use std::sync::Arc;
 
 use arrow_array::{UInt32Array, UInt64Array};
 use pyo3::prelude::*;
-use pyo3_arrow::PyArray;
 
-use crate::convert::{self, array, run, U32, U64};
+use crate::convert::{self, array, run, Column, U32, U64};
 
 /// Dictionary-encode strings to dense codes in value order (None sorts first).
 ///
@@ -31,7 +30,7 @@ fn u32_arrays(
     py: Python<'_>,
     kernel: &'static str,
     name: &str,
-    arrays: &[PyArray],
+    arrays: &[Column],
 ) -> PyResult<Vec<UInt32Array>> {
     arrays
         .iter()
@@ -52,7 +51,7 @@ fn u32_arrays(
 ///     HierarchyError: a label with two parents (names the level and row) or two roots.
 ///     InvalidInputError: malformed codes.
 #[pyfunction]
-pub(crate) fn validate_hierarchy(py: Python<'_>, levels: Vec<PyArray>) -> PyResult<usize> {
+pub(crate) fn validate_hierarchy(py: Python<'_>, levels: Vec<Column>) -> PyResult<usize> {
     let levels = u32_arrays(py, "validate_hierarchy", "levels", &levels)?;
     let h = run(py, || convert::hierarchy(&levels))?;
     Ok(h.height())
@@ -76,10 +75,10 @@ pub(crate) fn validate_hierarchy(py: Python<'_>, levels: Vec<PyArray>) -> PyResu
 #[pyo3(signature = (columns, hierarchies, levels, weights=None))]
 pub(crate) fn groupify<'py>(
     py: Python<'py>,
-    columns: Vec<PyArray>,
-    hierarchies: Vec<Vec<PyArray>>,
+    columns: Vec<Column>,
+    hierarchies: Vec<Vec<Column>>,
     levels: Vec<usize>,
-    weights: Option<PyArray>,
+    weights: Option<Column>,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     const KERNEL: &str = "groupify";
     let columns = u32_arrays(py, KERNEL, "columns", &columns)?;

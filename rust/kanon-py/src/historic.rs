@@ -6,10 +6,9 @@ use arrow_array::{Array, UInt32Array, UInt64Array};
 use kanon_core::historic::{datafly, mu_argus, HistoricRelease};
 use kanon_core::{Hierarchy, KernelError};
 use pyo3::prelude::*;
-use pyo3_arrow::PyArray;
 use serde::Deserialize;
 
-use crate::convert::{self, array, run, ListColumn, U32, U64};
+use crate::convert::{self, array, run, Column, ListColumn, U32, U64};
 
 const KERNEL: &str = "historic";
 
@@ -79,11 +78,11 @@ struct Released {
 #[pyfunction]
 pub(crate) fn historic<'py>(
     py: Python<'py>,
-    tuples: PyArray,
-    counts: PyArray,
-    hierarchies: PyArray,
-    k: PyArray,
-    options: PyArray,
+    tuples: Column,
+    counts: Column,
+    hierarchies: Column,
+    k: Column,
+    options: Column,
 ) -> PyResult<Bound<'py, PyAny>> {
     let columns = [
         array(&tuples),

@@ -5,10 +5,9 @@ use kanon_core::hkp::DEFAULT_MAX_ITEMSETS;
 use kanon_core::hkp::{hkp as coherence, HkpOptions, HkpRelease, Removal, Roles};
 use kanon_core::KernelError;
 use pyo3::prelude::*;
-use pyo3_arrow::PyArray;
 use serde::Deserialize;
 
-use crate::convert::{self, array, run, ListColumn, NestedColumn, U32};
+use crate::convert::{self, array, run, Column, ListColumn, NestedColumn, U32};
 
 const KERNEL: &str = "kanon_hkp_run";
 
@@ -105,11 +104,11 @@ struct Coherent {
 #[pyfunction]
 pub(crate) fn hkp<'py>(
     py: Python<'py>,
-    tx: PyArray,
-    n: PyArray,
-    n_items: PyArray,
-    private: PyArray,
-    options: PyArray,
+    tx: Column,
+    n: Column,
+    n_items: Column,
+    private: Column,
+    options: Column,
 ) -> PyResult<Bound<'py, PyAny>> {
     let (tx, n, n_items, private, options) = (
         array(&tx),

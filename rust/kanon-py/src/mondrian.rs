@@ -5,10 +5,9 @@ use kanon_core::models::{ModelCheck, PrivacyModels};
 use kanon_core::mondrian::{mondrian_with_sets, MondrianOptions, Partition};
 use kanon_core::{Hierarchy, KernelError};
 use pyo3::prelude::*;
-use pyo3_arrow::PyArray;
 use serde::Deserialize;
 
-use crate::convert::{self, array, run, ListColumn, NestedColumn, F64, U32, U64};
+use crate::convert::{self, array, run, Column, ListColumn, NestedColumn, F64, U32, U64};
 use crate::models::{self, ModelData, ModelOptions};
 use crate::progress;
 
@@ -75,19 +74,19 @@ struct Pack {
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn mondrian<'py>(
     py: Python<'py>,
-    tuples: PyArray,
-    counts: PyArray,
-    keys: PyArray,
-    spans: PyArray,
-    hierarchies: PyArray,
-    k: PyArray,
-    options: PyArray,
-    sensitive_tuples: PyArray,
-    sensitive_codes: PyArray,
-    sensitive_counts: PyArray,
-    sensitive_hierarchy: PyArray,
-    population_paths: PyArray,
-    population_counts: PyArray,
+    tuples: Column,
+    counts: Column,
+    keys: Column,
+    spans: Column,
+    hierarchies: Column,
+    k: Column,
+    options: Column,
+    sensitive_tuples: Column,
+    sensitive_codes: Column,
+    sensitive_counts: Column,
+    sensitive_hierarchy: Column,
+    population_paths: Column,
+    population_counts: Column,
 ) -> PyResult<Bound<'py, PyAny>> {
     let required = [
         array(&tuples),

@@ -4,10 +4,9 @@ use arrow_array::{Array, UInt64Array};
 use kanon_core::lattice::{optimal_with, unpack_keys, LatticeOptions, Metric, ModelInput, Optimum};
 use kanon_core::KernelError;
 use pyo3::prelude::*;
-use pyo3_arrow::PyArray;
 use serde::Deserialize;
 
-use crate::convert::{self, array, run, ListColumn, NestedColumn, F64, U32, U64};
+use crate::convert::{self, array, run, Column, ListColumn, NestedColumn, F64, U32, U64};
 use crate::models::{self, ModelData, ModelOptions};
 
 const KERNEL: &str = "optimal";
@@ -118,18 +117,18 @@ struct Report {
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn optimal<'py>(
     py: Python<'py>,
-    histogram: PyArray,
-    hierarchies: PyArray,
-    weights: PyArray,
-    node_loss: PyArray,
-    k: PyArray,
-    options: PyArray,
-    sensitive_tuples: PyArray,
-    sensitive_codes: PyArray,
-    sensitive_counts: PyArray,
-    sensitive_hierarchy: PyArray,
-    population_paths: PyArray,
-    population_counts: PyArray,
+    histogram: Column,
+    hierarchies: Column,
+    weights: Column,
+    node_loss: Column,
+    k: Column,
+    options: Column,
+    sensitive_tuples: Column,
+    sensitive_codes: Column,
+    sensitive_counts: Column,
+    sensitive_hierarchy: Column,
+    population_paths: Column,
+    population_counts: Column,
 ) -> PyResult<Bound<'py, PyAny>> {
     let columns = [
         array(&histogram),

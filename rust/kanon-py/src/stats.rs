@@ -3,10 +3,9 @@
 use arrow_array::{Array, ListArray, StructArray, UInt32Array, UInt64Array};
 use kanon_core::{ClassStats, Distance, Hierarchy, KernelError, StatsOptions};
 use pyo3::prelude::*;
-use pyo3_arrow::PyArray;
 use serde::Deserialize;
 
-use crate::convert::{self, array, run, U32, U64};
+use crate::convert::{self, array, run, Column, U32, U64};
 
 const KERNEL: &str = "class_stats";
 
@@ -79,8 +78,8 @@ struct Partition {
 #[pyfunction]
 pub(crate) fn class_stats<'py>(
     py: Python<'py>,
-    classes: PyArray,
-    options: PyArray,
+    classes: Column,
+    options: Column,
 ) -> PyResult<Bound<'py, PyAny>> {
     let (classes, options) = (array(&classes), array(&options));
     let lists = convert::lists(py, KERNEL, "classes", classes.as_ref())?;
