@@ -75,8 +75,8 @@ impl ModelOptions {
         })
     }
 
-    /// The models of `kernel`, ground distance built (sensitive hierarchy for
-    /// ``'hierarchical'``); δ-presence only where `delta` is allowed.
+    /// The models of `kernel`, the ground distance built (from the sensitive hierarchy
+    /// for ``'hierarchical'``).
     pub(crate) fn build(
         &self,
         kernel: &'static str,
@@ -176,7 +176,8 @@ impl ModelData {
     }
 }
 
-/// Check the kernel's options row by row: the l of the models is whole where it must be.
+/// Check the models' options before any input is read (l whole where it must be, c with
+/// ``'recursive'`` only).
 pub(crate) fn check(py: Python<'_>, kernel: &'static str, options: &ModelOptions) -> PyResult<()> {
     options
         .l_diversity()
@@ -184,7 +185,8 @@ pub(crate) fn check(py: Python<'_>, kernel: &'static str, options: &ModelOptions
         .map_err(|message| invalid(py, kernel, message))
 }
 
-/// The validity of the model columns is not required: they are empty lists without models.
+/// The six model columns as list arrays (empty lists without the models; a NULL row is
+/// not required to be valid).
 pub(crate) fn lists<'a>(
     py: Python<'_>,
     kernel: &'static str,
