@@ -10,7 +10,7 @@ and their default generalizers, k = 5; hkp runs on the FIMI chess transactions (
 rows, 75 items, dense) at h = 1, k = 2, p = 4 (about 2 million candidate sets).
 
 Each statement runs in the main thread (DuckDB interrupts a statement safely there). The
-kernel entry point of the method (``kanon._core.forest_anonymize``, ...) is wrapped to
+kernel entry point of the method (``kanon._core.forest``, ...) is wrapped to
 note when the kernel starts; ``--after`` seconds later a timer thread calls
 ``con.interrupt()``. The table prints the seconds from that call to the exception and
 the exception's class (or the statement's time when it ended before the interrupt).
@@ -40,12 +40,12 @@ CHESS = DATA / "transactions" / "chess.dat"
 
 
 KERNELS = {
-    "forest": "forest_anonymize",
-    "forest_range": "forest_anonymize",
-    "mondrian": "mondrian_partition",
-    "optimal": "lattice_optimal",
-    "datafly": "historic_release",
-    "mu_argus": "historic_release",
+    "forest": "forest",
+    "forest_range": "forest",
+    "mondrian": "mondrian",
+    "optimal": "optimal",
+    "datafly": "historic",
+    "mu_argus": "historic",
     "hkp": "hkp",
 }
 

@@ -82,7 +82,7 @@ def _explained(name: str) -> Callable[[duckdb.DuckDBPyConnection], str]:
 
 def _search(method: str) -> Callable[[duckdb.DuckDBPyConnection], str]:
     def plan(con: duckdb.DuckDBPyConnection) -> str:
-        options = AnonymizeOptions.of(4, QI, method=method)
+        options = AnonymizeOptions.of(4, QI, {"method": method})
         planned = plan_anonymize(con, "src", options, check_undeclared=False)
         return search_sql(planned, options)
 

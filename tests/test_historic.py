@@ -11,10 +11,12 @@ release and ``kanon_search``'s report must agree with.
 from __future__ import annotations
 
 import itertools
+import json
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import duckdb
+import pyarrow as pa
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -415,21 +417,29 @@ def test_errors_name_the_problem(con: duckdb.DuckDBPyConnection) -> None:
         kanon.search("p", 2, con=con, method="forest_paper")
     with pytest.raises(duckdb.InvalidInputException, match="method must be one of"):
         con.execute("SELECT * FROM kanon('p', k := 2, method := 'datafly2')")
+
     # The binding itself.
-    one = memoryview(b"\x00\x00\x00\x00").cast("I")
-    count = memoryview((2).to_bytes(8, "little")).cast("Q")
-    flat = [[memoryview(b"\x00\x00\x00\x00").cast("I")]]
+    def historic(method: str, k: int, limit: int | None) -> dict[str, Any]:
+        options = {"m": 1, "method": method, "max_suppressed": limit, "keep_suppressed": True}
+        out = _core.historic(
+            pa.array([[0]], pa.list_(pa.uint32())),
+            pa.array([[2]], pa.list_(pa.uint64())),
+            pa.array([[[[0]]]], pa.list_(pa.list_(pa.list_(pa.uint32())))),
+            pa.array([k], pa.uint64()),
+            pa.array([json.dumps(options)]),
+        )
+        row: dict[str, Any] = out.to_pylist()[0]
+        return row
+
     with pytest.raises(InvalidInputError, match="max_suppressed applies to method 'datafly'"):
-        _core.historic_release(one, 1, count, flat, "mu_argus", 2, 0, True)
-    with pytest.raises(InvalidInputError, match="method must be 'datafly' or 'mu_argus'"):
-        _core.historic_release(one, 1, count, flat, "optimal", 2, None, True)
+        historic("mu_argus", 2, 0)
+    with pytest.raises(InvalidInputError, match="option 'method': unknown variant `optimal`"):
+        historic("optimal", 2, None)
     with pytest.raises(InvalidInputError, match="fewer than k"):
-        _core.historic_release(one, 1, count, flat, "datafly", 3, None, True)
-    levels, cells, suppressed, report = _core.historic_release(
-        one, 1, count, flat, "datafly", 2, None, True
-    )
-    assert (levels, cells, suppressed) == ([0], bytes(8), b"\x00")
-    assert report["classes"] == 1
+        historic("datafly", 3, None)
+    released = historic("datafly", 2, None)
+    assert (released["levels"], released["cells"]) == ([0], [0])
+    assert released["stats"]["classes"] == 1
 
 
 # --- Adult ---------------------------------------------------------------------------------

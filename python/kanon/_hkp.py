@@ -28,11 +28,6 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-import pyarrow.compute as pc
-
-from kanon import _core
-from kanon._arrow import buffer, from_bytes
 from kanon._catalog import Column, Table, resolve_table
 from kanon._sql import ident, literal, string_list
 from kanon._types import ITEM_TYPES, base_type
@@ -42,12 +37,9 @@ if TYPE_CHECKING:
     import duckdb
 
 __all__ = [
-    "HKP_RUN_SQL_PARAMS",
-    "HKP_RUN_SQL_TYPE",
     "METHODS",
     "HkpOptions",
     "HkpPlan",
-    "hkp_run",
     "plan_hkp",
 ]
 
@@ -487,123 +479,3 @@ def plan_hkp(con: duckdb.DuckDBPyConnection, table_name: str, options: HkpOption
     )
 
 
-# --- The kernel UDF ------------------------------------------------------------------------
-
-HKP_RUN_SQL_PARAMS = ["UINTEGER[][]", "UBIGINT", "UBIGINT", "UINTEGER[]", "VARCHAR"]
-_U32_LIST = pa.list_(pa.uint32())
-HKP_RUN_TYPE = pa.struct(
-    [
-        ("suppressed", _U32_LIST),
-        ("size1_moles", _U32_LIST),
-        ("moles", pa.list_(_U32_LIST)),
-        ("dropped", _U32_LIST),
-        ("private", _U32_LIST),
-        ("information_loss", pa.float64()),
-        ("suppressed_occurrences", pa.uint64()),
-        ("occurrences", pa.uint64()),
-        ("dropped_occurrences", pa.uint64()),
-        ("transactions", pa.uint64()),
-        ("items", pa.uint64()),
-        ("public_items", pa.uint64()),
-        ("candidates", pa.uint64()),
-        ("method", pa.string()),
-        ("seconds", pa.float64()),
-    ]
-)
-_SQL_TYPES = {
-    _U32_LIST: "UINTEGER[]",
-    pa.list_(_U32_LIST): "UINTEGER[][]",
-    pa.float64(): "DOUBLE",
-    pa.uint64(): "UBIGINT",
-    pa.string(): "VARCHAR",
-}
-HKP_RUN_SQL_TYPE = (
-    "STRUCT(" + ", ".join(f"{f.name} {_SQL_TYPES[f.type]}" for f in HKP_RUN_TYPE) + ")"
-)
-
-
-def _one_list(values: pa.Array) -> pa.ListArray:
-    """A list array of one row holding ``values``."""
-    return pa.ListArray.from_arrays(pa.array([0, len(values)], pa.int32()), values)
-
-
-def _run_one(
-    tx: pa.ListScalar | None, n: int, n_items: int, private: Any, options: dict[str, Any]
-) -> pa.StructArray:
-    """Call the kernel on one packed table; a struct array of one row."""
-    if tx is None or not tx.is_valid:
-        offsets = pa.array([0], pa.uint64())
-        items = pa.array([], pa.uint32())
-    else:
-        inner: pa.ListArray = tx.values
-        offsets = pc.subtract(inner.offsets, inner.offsets[0]).cast(pa.uint64())
-        items = inner.flatten()
-    if n < len(offsets) - 1:
-        msg = f"kanon_hkp_run: {len(offsets) - 1} transactions given but n = {n}"
-        raise InvalidInputError(msg)
-    last = offsets[len(offsets) - 1].as_py()
-    offsets = pa.concat_arrays([offsets, pa.array([last] * (n - len(offsets) + 1), pa.uint64())])
-    fraction = options.get("public_fraction")
-    out = _core.hkp(
-        buffer(offsets, pa.uint64(), "offsets"),
-        buffer(items, pa.uint32(), "items"),
-        n_items,
-        float(options["h"]),
-        int(options["k"]),
-        int(options["p"]),
-        private=None if private is None else buffer(private, pa.uint32(), "private"),
-        public_fraction=None if fraction is None else float(fraction),
-        seed=int(options.get("seed") or 0),
-        method=str(options["method"]),
-        min_support=float(options.get("min_support") or 0.0),
-        max_itemsets=int(options.get("max_itemsets") or MAX_ITEMSETS),
-    )
-    mole_offsets = from_bytes(out["mole_offsets"], pa.uint64()).cast(pa.int32())
-    moles = pa.ListArray.from_arrays(mole_offsets, from_bytes(out["mole_items"], pa.uint32()))
-    fields: list[pa.Array] = []
-    for field in HKP_RUN_TYPE:
-        if field.name == "moles":
-            fields.append(_one_list(moles))
-        elif field.type == _U32_LIST:
-            fields.append(_one_list(from_bytes(out[field.name], pa.uint32())))
-        else:
-            fields.append(pa.array([out[field.name]], field.type))
-    return pa.StructArray.from_arrays(fields, fields=list(HKP_RUN_TYPE))
-
-
-def hkp_run(
-    tx: pa.ChunkedArray,
-    n: pa.ChunkedArray,
-    n_items: pa.ChunkedArray,
-    private: pa.ChunkedArray,
-    options: pa.ChunkedArray,
-) -> pa.Array:
-    """SQL ``kanon_hkp_run(tx, n, n_items, private, options)``: the (h,k,p) kernel.
-
-    Per row: ``tx`` the transactions as lists of item codes (empty transactions may be
-    left out), ``n`` the number of transactions (empty ones included), ``n_items`` the
-    number of codes, ``private`` the private codes (NULL: drawn with ``public_fraction``)
-    and ``options`` JSON (``h``, ``k``, ``p``, ``method``, ``min_support``,
-    ``public_fraction``, ``seed``). Returns the struct ``HKP_RUN_SQL_TYPE``: items to
-    suppress (in order), size-1 moles, minimal moles, dropped and private items (codes)
-    and counters; NULL when ``n`` or ``options`` is NULL.
-    """
-    cols = [c.combine_chunks() for c in (tx, n, n_items, private, options)]
-    rows: list[pa.StructArray] = []
-    for i in range(len(cols[0])):
-        t, count, width, priv, opts = (c[i] for c in cols)
-        if not (count.is_valid and width.is_valid and opts.is_valid):
-            rows.append(pa.nulls(1, HKP_RUN_TYPE))
-            continue
-        rows.append(
-            _run_one(
-                t if t.is_valid else None,
-                int(count.as_py()),
-                int(width.as_py()),
-                priv.values if priv.is_valid else None,
-                json.loads(opts.as_py()),
-            )
-        )
-    if not rows:
-        return pa.array([], HKP_RUN_TYPE)
-    return pa.concat_arrays(rows)

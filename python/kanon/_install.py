@@ -14,32 +14,12 @@ from duckdb import func
 from kanon import _core
 from kanon._anonymize import AnonymizeOptions, plan_anonymize
 from kanon._catalog import UnknownTableError
-from kanon._hkp import (
-    HKP_RUN_SQL_PARAMS,
-    HKP_RUN_SQL_TYPE,
-    HkpOptions,
-    HkpPlan,
-    hkp_run,
-)
+from kanon._hkp import HkpOptions, HkpPlan
 from kanon._hkp import plan_hkp as plan_hkp_on
 from kanon._metrics import plan_metrics
 from kanon._options import MACROS, macro_sql, parse
 from kanon._plan import CheckOptions, plan_check, plan_classes
-from kanon._udf import (
-    CLASSES_SQL_TYPE,
-    FOREST_SQL_PARAMS,
-    FOREST_SQL_TYPE,
-    HISTORIC_SQL_PARAMS,
-    HISTORIC_SQL_TYPE,
-    OPTIMAL_SQL_PARAMS,
-    OPTIMAL_SQL_TYPE,
-    STATS_SQL_TYPE,
-    class_stats,
-    forest,
-    historic,
-    optimal,
-)
-from kanon._udf_local import MONDRIAN_SQL_PARAMS, MONDRIAN_SQL_TYPE, mondrian
+from kanon._udf import KERNELS
 from kanon.exceptions import ConfigError, InvalidInputError
 from kanon.planner.search import search_sql
 
@@ -249,27 +229,10 @@ def _statement_starts() -> None:
 def install_kernels(con: duckdb.DuckDBPyConnection) -> None:
     """Register the kernel UDFs (no macros, no tables): what generated SQL needs to run."""
     _statement_starts()
-    _replace_function(
-        con,
-        "kanon_class_stats",
-        class_stats,
-        [CLASSES_SQL_TYPE, "VARCHAR"],
-        STATS_SQL_TYPE,
-        arrow=True,
-    )
-    _replace_function(con, "kanon_forest", forest, FOREST_SQL_PARAMS, FOREST_SQL_TYPE, arrow=True)
-    _replace_function(
-        con, "kanon_optimal", optimal, OPTIMAL_SQL_PARAMS, OPTIMAL_SQL_TYPE, arrow=True
-    )
-    _replace_function(
-        con, "kanon_historic", historic, HISTORIC_SQL_PARAMS, HISTORIC_SQL_TYPE, arrow=True
-    )
-    _replace_function(
-        con, "kanon_hkp_run", hkp_run, HKP_RUN_SQL_PARAMS, HKP_RUN_SQL_TYPE, arrow=True
-    )
-    _replace_function(
-        con, "kanon_mondrian", mondrian, MONDRIAN_SQL_PARAMS, MONDRIAN_SQL_TYPE, arrow=True
-    )
+    for kernel in KERNELS:
+        _replace_function(
+            con, kernel.name, kernel.udf, list(kernel.parameters), kernel.returns, arrow=True
+        )
 
 
 def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:

@@ -29,7 +29,6 @@ import pyarrow as pa
 
 from kanon import _core
 from kanon._anonymize import AnonymizeOptions, plan_anonymize
-from kanon._arrow import from_bytes
 from kanon._catalog import Table, check_view_name, resolve_table
 from kanon._install import install_kernels
 from kanon._options import AnonymizeKeywords, keywords
@@ -447,8 +446,8 @@ def _refresh(
         len(group_ids),
         k,
     )
-    dense = from_bytes(placed, pa.uint32()).to_numpy()
-    levels = from_bytes(_levels, pa.uint32()).to_numpy().reshape(groups, m)
+    dense = placed.to_numpy()
+    levels = _levels.to_numpy().reshape(groups, m)
     # Existing groups keep their ids; new groups follow the largest id ever used.
     next_id = int(
         con.execute(f'SELECT coalesce(max("__kanon_grp"), -1) + 1 FROM {groups_t}').fetchall()[0][0]

@@ -131,11 +131,11 @@ def materialize_global(
     owned = claim(con, name, objects)
     hierarchies = [hierarchy_cte(j, q) for j, q in enumerate(qis)]
     search = optimal_ctes(source, qis, options, plan.rows, hierarchies)
-    ((levels, stats_text),) = con.execute(
+    ((levels, report),) = con.execute(
         with_query(search.ctes, f"SELECT r.levels, r.stats FROM {search.kernel.ref}")
     ).fetchall()
     levels = [int(x) for x in levels]
-    stats = json.loads(stats_text)
+    stats = dict(report)
     meta = {
         "source": source.name,
         "method": "optimal",

@@ -75,7 +75,7 @@ def historic_ctes(
     """The coded CTEs and one call of ``kanon_historic``.
 
     Its struct ``r`` holds ``levels`` (per QI), ``cells`` (per tuple ``t``: the mask of
-    its ``'*'`` cells) and ``stats`` (the report, JSON).
+    its ``'*'`` cells) and ``stats`` (the report).
     """
     m = len(qis)
     coded = coded_ctes(table, qis, hierarchies)
@@ -128,7 +128,7 @@ def search_sql(request: Request) -> str:
     names = ", ".join(literal(q.column.name) for q in qis)
 
     def field(key: str, typ: str = "BIGINT") -> str:
-        return f"CAST(json_extract(r.stats, {literal(f'$.{key}')}) AS {typ})"
+        return f"CAST(r.stats.{key} AS {typ})"
 
     report = ", ".join(f"{field(key)} AS {key}" for key in HISTORIC_REPORT)
     plan = historic_ctes(request.table, qis, options, request.rows, request.hierarchies)

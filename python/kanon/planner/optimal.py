@@ -265,9 +265,8 @@ def search_sql(request: Request) -> str:
     """Return the SQL of ``kanon_search(...)``: one row describing the optimum."""
     qis, options = request.qis, request.options
     names = ", ".join(literal(q.column.name) for q in qis)
-    field = "CAST(json_extract(r.stats, {path}) AS {typ})"
     stats = ", ".join(
-        field.format(path=literal(f"$.{key}"), typ=typ) + f" AS {key}"
+        f"CAST(r.stats.{key} AS {typ}) AS {key}"
         for key, typ in (
             ("suppressed", "BIGINT"),
             ("cost", "DOUBLE"),

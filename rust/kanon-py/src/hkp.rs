@@ -1,138 +1,271 @@
-//! Binding of the (h,k,p)-coherence kernel (``kanon_hkp``, ``kanon.hkp``).
+//! The (h,k,p)-coherence kernel: ``kanon_hkp_run`` (one transaction table per row).
 
-use kanon_core::hkp::{hkp as coherence, HkpOptions, Removal, Roles, DEFAULT_MAX_ITEMSETS};
+use arrow_array::{Array, ListArray, UInt32Array};
+use kanon_core::hkp::DEFAULT_MAX_ITEMSETS;
+use kanon_core::hkp::{hkp as coherence, HkpOptions, HkpRelease, Removal, Roles};
 use kanon_core::KernelError;
-use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use serde::Deserialize;
 
-use crate::error::to_py;
-use crate::kernels::{le_bytes, read};
+use crate::convert::{self, array, run, Column, ListColumn, NestedColumn, U32};
 
-/// Make transactions (h,k,p)-coherent by suppressing public items (Xu et al., KDD 2008).
-///
-/// A set of at most p public items contained in some transaction is a mole when fewer
-/// than k transactions contain it, or when more than a fraction h of them hold some
-/// private item. Size-1 moles are suppressed, minimal moles of size 2..p are found level
-/// by level, and the greedy phase suppresses public items (``method``) until none is
-/// left. Removing ``suppressed`` and ``dropped`` from every transaction leaves an
-/// (h,k,p)-coherent table.
+const KERNEL: &str = "kanon_hkp_run";
+
+/// How the greedy phase picks the next item to suppress.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+enum Method {
+    #[serde(rename = "mmil")]
+    MmIl,
+    #[serde(rename = "1il")]
+    OneIl,
+    #[serde(rename = "mm")]
+    Mm,
+    #[serde(rename = "rmall")]
+    RmAll,
+}
+
+impl From<Method> for Removal {
+    fn from(method: Method) -> Self {
+        match method {
+            Method::MmIl => Self::MmIl,
+            Method::OneIl => Self::OneIl,
+            Method::Mm => Self::Mm,
+            Method::RmAll => Self::RmAll,
+        }
+    }
+}
+
+/// The options of ``kanon_hkp_run`` (its JSON argument).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Options {
+    /// Largest allowed probability of inferring a private item, in (0, 1].
+    h: f64,
+    /// Smallest allowed cohort.
+    k: u64,
+    /// Most public items an attacker knows.
+    p: usize,
+    method: Method,
+    /// Items in fewer than ``min_support × transactions`` transactions are dropped.
+    #[serde(default)]
+    min_support: Option<f64>,
+    /// Share of the items drawn public with ``seed`` when no private codes are given.
+    #[serde(default)]
+    public_fraction: Option<f64>,
+    #[serde(default)]
+    seed: Option<u64>,
+    /// Most candidate sets of 2..p public items the search may decide.
+    #[serde(default)]
+    max_itemsets: Option<u64>,
+}
+
+/// One transaction table's inputs, borrowed from the Arrow columns.
+struct Transactions {
+    offsets: Vec<u64>,
+    items: UInt32Array,
+    n_items: usize,
+    private: Option<UInt32Array>,
+    public_fraction: Option<f64>,
+    seed: u64,
+    options: HkpOptions,
+}
+
+/// A release with the kernel's seconds.
+struct Coherent {
+    release: HkpRelease,
+    method: &'static str,
+    seconds: f64,
+}
+
+/// SQL ``kanon_hkp_run(tx, n, n_items, private, options)``: make the transactions of
+/// one table per row (h,k,p)-coherent by suppressing public items (Xu et al., KDD 2008).
 ///
 /// Args:
-///     offsets: uint64 buffer, ``transactions + 1`` entries: transaction t holds
-///         ``items[offsets[t]:offsets[t + 1]]``.
-///     items: uint32 buffer of item codes below ``n_items`` (repeats count once).
-///     n_items: size of the code space.
-///     h: largest allowed probability of inferring a private item, in (0, 1].
-///     k: smallest allowed cohort, at least 1.
-///     p: most public items an attacker knows, at least 1.
-///     private: uint32 buffer of the private item codes (each must occur), or None
-///         with ``public_fraction``.
-///     public_fraction: share of the items (after preprocessing) drawn public with
-///         ``seed``, or None with ``private``.
-///     seed: seed of that draw.
-///     method: ``'mmil'`` (MM/IL, default), ``'1il'``, ``'mm'`` or ``'rmall'``.
-///     min_support: items in fewer than ``min_support × transactions`` transactions
-///         are dropped first (0: none).
-///     max_itemsets: most candidate sets of 2..p public items the search may decide
-///         (default ten million); past it the call fails naming the largest p that fits.
+///     tx: ``UINTEGER[][]``, the transactions as lists of item codes (empty transactions
+///         may be left out; NULL: none).
+///     n: ``UBIGINT``, the number of transactions, empty ones included.
+///     n_items: ``UBIGINT``, the size of the code space.
+///     private: ``UINTEGER[]``, the private codes (NULL: drawn with ``public_fraction``).
+///     options: JSON: ``h``, ``k``, ``p``, ``method`` (``'mmil'``, ``'1il'``, ``'mm'``
+///         or ``'rmall'``), ``min_support``, ``public_fraction``, ``seed`` and
+///         ``max_itemsets``.
 ///
 /// Returns:
-///     dict: ``suppressed``, ``size1_moles``, ``dropped``, ``private`` (uint32 bytes;
-///     suppressed in the order chosen), ``mole_offsets`` (uint64 bytes, moles + 1
-///     entries) and ``mole_items`` (uint32 bytes) of the minimal moles of size 2..p,
-///     ``transactions``, ``items``, ``public_items``, ``occurrences``,
-///     ``suppressed_occurrences``, ``dropped_occurrences``, ``candidates``,
-///     ``tree_nodes``, ``information_loss`` (suppressed over all occurrences after
-///     preprocessing), ``method`` and ``seconds`` (kernel time).
+///     Per row (NULL when ``n``, ``n_items`` or ``options`` is NULL) a struct: the items
+///     to suppress (in the order chosen), the size-1 moles, the minimal moles of 2..p
+///     items, the dropped and the private items (codes), the information loss and the
+///     counters, the method and the kernel's seconds.
 ///
 /// Raises:
 ///     InvalidInputError: h, k, p, min_support, public_fraction or method out of range,
-///         both or neither of private and public_fraction, malformed offsets or codes,
-///         a private item that occurs in no transaction, a search past max_itemsets,
-///         a cancellation.
+///         both or neither of private and public_fraction, malformed codes, a private
+///         item that occurs in no transaction, a search past max_itemsets, a
+///         cancellation.
 #[pyfunction]
-#[pyo3(signature = (offsets, items, n_items, h, k, p, *, private=None, public_fraction=None,
-                    seed=0, method="mmil", min_support=0.0,
-                    max_itemsets=DEFAULT_MAX_ITEMSETS))]
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn hkp<'py>(
     py: Python<'py>,
-    offsets: PyBuffer<u64>,
-    items: PyBuffer<u32>,
-    n_items: usize,
-    h: f64,
-    k: u64,
-    p: usize,
-    private: Option<PyBuffer<u32>>,
-    public_fraction: Option<f64>,
-    seed: u64,
-    method: &str,
-    min_support: f64,
-    max_itemsets: u64,
-) -> PyResult<Bound<'py, PyDict>> {
-    let removal = Removal::from_name(method).map_err(|e| to_py(py, &e))?;
-    let offsets = read(py, "offsets", &offsets)?;
-    let items = read(py, "items", &items)?;
-    let private = private.map(|b| read(py, "private", &b)).transpose()?;
-    let options = HkpOptions {
-        h,
-        k,
-        p,
-        removal,
-        min_support,
-        max_itemsets,
+    tx: Column,
+    n: Column,
+    n_items: Column,
+    private: Column,
+    options: Column,
+) -> PyResult<Bound<'py, PyAny>> {
+    let (tx, n, n_items, private, options) = (
+        array(&tx),
+        array(&n),
+        array(&n_items),
+        array(&private),
+        array(&options),
+    );
+    let transactions = convert::lists(py, KERNEL, "tx", tx.as_ref())?;
+    let private = convert::lists(py, KERNEL, "private", private.as_ref())?;
+    let rows = n.len();
+    let mut releases: Vec<Option<Coherent>> = Vec::with_capacity(rows);
+    let mut valid = Vec::with_capacity(rows);
+    for i in 0..rows {
+        if !convert::all_valid(&[n, n_items, options], i) {
+            releases.push(None);
+            valid.push(false);
+            continue;
+        }
+        let options: Options = convert::options(py, KERNEL, options.as_ref(), i)?;
+        let count = convert::scalar_u64(py, KERNEL, "n", n.as_ref(), i)?;
+        let (offsets, items) = if transactions.is_valid(i) {
+            flat(py, transactions, i, count)?
+        } else {
+            flat_empty(count)
+        };
+        let input = Transactions {
+            offsets,
+            items,
+            n_items: convert::scalar_u64(py, KERNEL, "n_items", n_items.as_ref(), i)? as usize,
+            private: if private.is_valid(i) {
+                Some(convert::row::<U32>(py, KERNEL, "private", private, i)?)
+            } else {
+                None
+            },
+            public_fraction: options.public_fraction,
+            seed: options.seed.unwrap_or(0),
+            options: HkpOptions {
+                h: options.h,
+                k: options.k,
+                p: options.p,
+                removal: options.method.into(),
+                min_support: options.min_support.unwrap_or(0.0),
+                max_itemsets: options.max_itemsets.unwrap_or(DEFAULT_MAX_ITEMSETS),
+            },
+        };
+        releases.push(Some(run(py, || make_coherent(&input))?));
+        valid.push(true);
+    }
+    let list = |get: fn(&HkpRelease) -> &[u32]| {
+        let mut column = ListColumn::<U32>::new();
+        for r in &releases {
+            column.push(r.as_ref().map(|r| get(&r.release)));
+        }
+        column.finish()
     };
-    let (release, seconds) = py
-        .detach(|| {
-            let roles = match (&private, public_fraction) {
-                (Some(codes), None) => Roles::Private(codes),
-                (None, Some(fraction)) => Roles::PublicFraction { fraction, seed },
-                _ => {
-                    return Err(KernelError::InvalidArgument {
-                        kernel: "hkp",
-                        message: "give exactly one of private (the private item codes) and \
-                                  public_fraction"
-                            .to_owned(),
-                    })
-                }
-            };
-            let clock = std::time::Instant::now();
-            let release = coherence(&offsets, &items, n_items, roles, &options)?;
-            Ok((release, clock.elapsed().as_secs_f64()))
-        })
-        .map_err(|e| to_py(py, &e))?;
-    let s = &release.stats;
-    let mole_offsets: Vec<u64> = release.mole_offsets.iter().map(|&o| o as u64).collect();
-    let d = PyDict::new(py);
-    d.set_item(
-        "suppressed",
-        le_bytes(py, &release.suppressed, u32::to_le_bytes),
-    )?;
-    d.set_item(
-        "size1_moles",
-        le_bytes(py, &release.size1_moles, u32::to_le_bytes),
-    )?;
-    d.set_item(
-        "mole_offsets",
-        le_bytes(py, &mole_offsets, u64::to_le_bytes),
-    )?;
-    d.set_item(
-        "mole_items",
-        le_bytes(py, &release.mole_items, u32::to_le_bytes),
-    )?;
-    d.set_item("dropped", le_bytes(py, &release.dropped, u32::to_le_bytes))?;
-    d.set_item("private", le_bytes(py, &release.private, u32::to_le_bytes))?;
-    d.set_item("transactions", s.transactions)?;
-    d.set_item("items", s.items)?;
-    d.set_item("public_items", s.public_items)?;
-    d.set_item("occurrences", s.occurrences)?;
-    d.set_item("suppressed_occurrences", s.suppressed_occurrences)?;
-    d.set_item("dropped_occurrences", s.dropped_occurrences)?;
-    d.set_item("candidates", s.candidates)?;
-    d.set_item("tree_nodes", s.tree_nodes)?;
-    d.set_item("information_loss", release.information_loss())?;
-    d.set_item("method", removal.name())?;
-    d.set_item("seconds", seconds)?;
-    Ok(d)
+    let mut moles = NestedColumn::<U32>::new();
+    for r in &releases {
+        moles.push(
+            r.as_ref()
+                .map(|r| (&r.release.mole_items[..], &r.release.mole_offsets[..])),
+        );
+    }
+    let stat =
+        |get: fn(&HkpRelease) -> u64| convert::u64_field(&releases, move |r| Some(get(&r.release)));
+    let out = convert::struct_of(
+        vec![
+            ("suppressed", list(|r| &r.suppressed)),
+            ("size1_moles", list(|r| &r.size1_moles)),
+            ("moles", moles.finish()),
+            ("dropped", list(|r| &r.dropped)),
+            ("private", list(|r| &r.private)),
+            (
+                "information_loss",
+                convert::f64_field(&releases, |r| Some(r.release.information_loss())),
+            ),
+            (
+                "suppressed_occurrences",
+                stat(|r| r.stats.suppressed_occurrences),
+            ),
+            ("occurrences", stat(|r| r.stats.occurrences)),
+            ("dropped_occurrences", stat(|r| r.stats.dropped_occurrences)),
+            ("transactions", stat(|r| r.stats.transactions)),
+            ("items", stat(|r| r.stats.items)),
+            ("public_items", stat(|r| r.stats.public_items)),
+            ("candidates", stat(|r| r.stats.candidates)),
+            ("method", convert::str_field(&releases, |r| r.method)),
+            (
+                "seconds",
+                convert::f64_field(&releases, |r| Some(r.seconds)),
+            ),
+        ],
+        &valid,
+    );
+    convert::to_python(py, out)
+}
+
+/// The offsets (``n + 1``, the transactions left out at the end empty) and the items of
+/// row `i` of ``tx``.
+fn flat(
+    py: Python<'_>,
+    transactions: &ListArray,
+    i: usize,
+    n: u64,
+) -> PyResult<(Vec<u64>, UInt32Array)> {
+    let inner = transactions.value(i);
+    let inner = convert::lists(py, KERNEL, "tx", &inner)?;
+    let bounds = inner.value_offsets();
+    let given = inner.len() as u64;
+    if n < given {
+        return Err(convert::invalid(
+            py,
+            KERNEL,
+            format!("{given} transactions given but n = {n}"),
+        ));
+    }
+    let first = bounds[0];
+    let last = bounds[bounds.len() - 1];
+    let mut offsets: Vec<u64> = bounds.iter().map(|&o| (o - first) as u64).collect();
+    offsets.resize(n as usize + 1, (last - first) as u64);
+    let items = inner
+        .values()
+        .slice(first as usize, (last - first) as usize);
+    let items = convert::values::<U32>(py, KERNEL, "items", &items)?;
+    Ok((offsets, items))
+}
+
+/// A table of `n` empty transactions.
+fn flat_empty(n: u64) -> (Vec<u64>, UInt32Array) {
+    (
+        vec![0; n as usize + 1],
+        UInt32Array::from(Vec::<u32>::new()),
+    )
+}
+
+/// Run the kernel on one table (GIL released).
+fn make_coherent(t: &Transactions) -> Result<Coherent, KernelError> {
+    let roles = match (&t.private, t.public_fraction) {
+        (Some(codes), None) => Roles::Private(codes.values()),
+        (None, Some(fraction)) => Roles::PublicFraction {
+            fraction,
+            seed: t.seed,
+        },
+        _ => {
+            return Err(KernelError::InvalidArgument {
+                kernel: "hkp",
+                message: "give exactly one of private (the private item codes) and \
+                          public_fraction"
+                    .to_owned(),
+            })
+        }
+    };
+    let clock = std::time::Instant::now();
+    let release = coherence(&t.offsets, t.items.values(), t.n_items, roles, &t.options)?;
+    Ok(Coherent {
+        release,
+        method: t.options.removal.name(),
+        seconds: clock.elapsed().as_secs_f64(),
+    })
 }

@@ -1,11 +1,20 @@
 //! `kanon._core`: the compiled module. Thin translation between Python and `kanon-core`.
+//!
+//! One file per kernel family (each a `#[pyfunction]` per SQL kernel UDF: Arrow columns
+//! in, one Arrow struct array out), every Python / Arrow conversion in `convert`.
 
+mod convert;
 mod error;
+mod forest;
+mod hierarchy;
+mod historic;
 mod hkp;
-mod kernels;
+mod models;
 mod mondrian;
+mod optimal;
 mod progress;
 mod sql;
+mod stats;
 
 use pyo3::prelude::*;
 
@@ -13,18 +22,23 @@ use pyo3::prelude::*;
 #[pymodule(gil_used = false)]
 mod _core {
     #[pymodule_export]
+    use super::forest::{forest, forest_extend};
+    #[pymodule_export]
+    use super::hierarchy::{encode_strings, groupify, validate_hierarchy};
+    #[pymodule_export]
+    use super::historic::historic;
+    #[pymodule_export]
     use super::hkp::hkp;
     #[pymodule_export]
-    use super::kernels::{
-        class_stats, encode_strings, forest_anonymize, forest_extend, groupify, historic_release,
-        lattice_optimal, validate_hierarchy,
-    };
+    use super::mondrian::mondrian;
     #[pymodule_export]
-    use super::mondrian::mondrian_partition;
+    use super::optimal::optimal;
     #[pymodule_export]
     use super::progress::{progress, progress_cancel, progress_reset, progress_uncancel};
     #[pymodule_export]
     use super::sql::sql_bundle;
+    #[pymodule_export]
+    use super::stats::class_stats;
 
     #[pymodule_init]
     fn init(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {

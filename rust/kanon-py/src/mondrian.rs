@@ -1,225 +1,216 @@
-//! Bindings of the Mondrian kernel (``method := 'mondrian'``).
+//! The Mondrian kernel: ``kanon_mondrian`` (one pack per row).
 
-use kanon_core::emd::GroundDistance;
-use kanon_core::models::{LDiversity, ModelCheck, PrivacyModels};
-use kanon_core::mondrian::{mondrian_with_sets, MondrianOptions};
-use kanon_core::KernelError;
-use pyo3::buffer::PyBuffer;
-use pyo3::exceptions::PyValueError;
+use arrow_array::{Array, UInt32Array, UInt64Array};
+use kanon_core::models::{ModelCheck, PrivacyModels};
+use kanon_core::mondrian::{mondrian_with_sets, MondrianOptions, Partition};
+use kanon_core::{Hierarchy, KernelError};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use serde::Deserialize;
 
-use crate::kernels::{build_hierarchies, le_bytes, read, read_hierarchies, run, whole};
+use crate::convert::{self, array, run, Column, ListColumn, NestedColumn, F64, U32, U64};
+use crate::models::{self, ModelData, ModelOptions};
 use crate::progress;
 
-/// Sensitive entries: per entry its tuple, its sensitive code and its rows, and the
-/// number of sensitive values.
-type Entries = (PyBuffer<u32>, PyBuffer<u32>, PyBuffer<u64>, usize);
+const KERNEL: &str = "mondrian";
 
-/// Parse the l-diversity keywords shared by the kernels that enforce models.
-pub(crate) fn l_diversity_of(
-    l: Option<f64>,
-    variant: &str,
-    c: Option<f64>,
-) -> PyResult<Option<LDiversity>> {
-    Ok(match (l, variant, c) {
-        (None, _, _) => None,
-        (Some(l), "distinct", None) => Some(LDiversity::Distinct(whole(l, "l")?)),
-        (Some(l), "entropy", None) => Some(LDiversity::Entropy(l)),
-        (Some(l), "recursive", Some(c)) => Some(LDiversity::Recursive {
-            c,
-            l: whole(l, "l")?,
-        }),
-        (Some(_), variant, c) => {
-            return Err(PyValueError::new_err(format!(
-                "l_diversity must be 'distinct', 'entropy' or 'recursive' (with c, and c only \
-                 with 'recursive'), got {variant:?} with c = {c:?}"
-            )))
-        }
-    })
+/// The options of ``kanon_mondrian`` (its JSON argument).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Options {
+    /// Number of quasi-identifiers.
+    m: usize,
+    /// Parts of at most this many rows are not cut further (0: cut while allowed).
+    #[serde(default)]
+    stop: u64,
+    /// Per quasi-identifier, whether it is measured by its distinct values (published as
+    /// a set) rather than its extent; absent or empty: by extent.
+    #[serde(default)]
+    sets: Option<Vec<bool>>,
+    #[serde(default)]
+    models: ModelOptions,
 }
 
-/// The ground distance of t-closeness named `name` (the sensitive hierarchy's levels for
-/// ``'hierarchical'``).
-pub(crate) fn ground_distance(
-    kernel: &'static str,
-    name: &str,
-    levels: Option<&Vec<Vec<u32>>>,
-) -> Result<GroundDistance, KernelError> {
-    Ok(match (name, levels) {
-        ("ordered", _) => GroundDistance::Ordered,
-        ("hierarchical", Some(levels)) => {
-            let mut h = build_hierarchies(std::slice::from_ref(levels))?;
-            GroundDistance::Hierarchical(h.remove(0))
-        }
-        ("hierarchical", None) => {
-            return Err(KernelError::InvalidArgument {
-                kernel,
-                message: "t_distance 'hierarchical' needs the sensitive hierarchy".to_owned(),
-            })
-        }
-        ("equal", _) => GroundDistance::Equal,
-        (other, _) => {
-            return Err(KernelError::InvalidArgument {
-                kernel,
-                message: format!(
-                    "t_distance must be 'equal', 'ordered' or 'hierarchical', got {other:?}"
-                ),
-            })
-        }
-    })
+/// One pack's inputs, borrowed from the Arrow columns.
+struct Pack {
+    m: usize,
+    tuples: UInt32Array,
+    counts: UInt64Array,
+    keys: Vec<Vec<f64>>,
+    spans: Vec<f64>,
+    sets: Vec<bool>,
+    hierarchies: Vec<Vec<UInt32Array>>,
+    options: MondrianOptions,
+    models: ModelOptions,
+    data: ModelData,
 }
 
-/// Strict multidimensional Mondrian partitioning of a histogram of tuples.
+/// SQL ``kanon_mondrian(tuples, counts, keys, spans, hierarchies, k, options,
+/// sensitive_tuples, sensitive_codes, sensitive_counts, sensitive_hierarchy,
+/// population_paths, population_counts)``: strict multidimensional Mondrian partitioning
+/// of one pack per row.
 ///
 /// Args:
-///     tuples: uint32 buffer, ``m`` leaf codes per distinct tuple.
-///     m: number of quasi-identifiers.
-///     counts: uint64 buffer, rows per tuple.
-///     keys: per attribute, a float64 buffer: the key ordering each leaf.
-///     spans: per attribute, the table-wide range of the keys (normalizes ranges).
-///     hierarchies: per attribute, one uint32 buffer of label codes per level.
-///     k: smallest part size.
-///     stop: parts of at most this many rows are not cut further (0: cut while allowed).
-///     sets: per attribute, whether it is measured by its distinct values (published as
-///         a set) rather than its extent; None: by extent.
-///     sensitive: (tuple, code, rows) entries of the sensitive values and the number of
-///         values, for l-diversity and t-closeness (every part must satisfy them).
-///     sensitive_hierarchy, l, l_diversity, c, t, t_distance: the models, as for
-///         ``lattice_optimal``.
+///     tuples, counts: ``UINTEGER[]`` (``m`` leaf codes per distinct tuple) and
+///         ``UBIGINT[]`` (rows per tuple).
+///     keys: ``DOUBLE[][]``, per quasi-identifier the key ordering each leaf.
+///     spans: ``DOUBLE[]``, per quasi-identifier the table-wide range of the keys.
+///     hierarchies: ``UINTEGER[][][]``, per quasi-identifier and level the label code of
+///         every leaf.
+///     k: ``UBIGINT``, the smallest part size.
+///     options: JSON: ``m``, ``stop``, ``sets`` and ``models`` (l-diversity and
+///         t-closeness, as ``kanon_optimal``).
+///     sensitive_*: the sensitive entries and hierarchy of the models (empty lists
+///         without); population_*: unused (δ-presence is not enforced by Mondrian).
 ///
 /// Returns:
-///     (parts, part_of_tuple, levels): the number of parts; the part of every tuple as
-///     little-endian uint32 bytes; per part and attribute the level of the lowest
-///     common hierarchy node, as little-endian uint32 bytes.
+///     Per row (NULL when one of the first seven arguments is NULL) a struct: ``g`` the
+///     part of every tuple, ``lv`` per part the level of the lowest common hierarchy node
+///     of every quasi-identifier.
 ///
 /// Raises:
-///     InvalidInputError: inconsistent inputs, or a table that violates the models as a
-///         whole.
+///     InvalidInputError: inconsistent inputs, unknown options, or a table that violates
+///         the models as a whole.
 #[pyfunction]
-#[pyo3(signature = (tuples, m, counts, keys, spans, hierarchies, k, stop, *, sets=None,
-                    sensitive=None, sensitive_hierarchy=None, l=None, l_diversity="distinct",
-                    c=None, t=None, t_distance="equal"))]
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn mondrian_partition<'py>(
+pub(crate) fn mondrian<'py>(
     py: Python<'py>,
-    tuples: PyBuffer<u32>,
-    m: usize,
-    counts: PyBuffer<u64>,
-    keys: Vec<PyBuffer<f64>>,
-    spans: Vec<f64>,
-    hierarchies: Vec<Vec<PyBuffer<u32>>>,
-    k: u64,
-    stop: u64,
-    sets: Option<Vec<bool>>,
-    sensitive: Option<Entries>,
-    sensitive_hierarchy: Option<Vec<PyBuffer<u32>>>,
-    l: Option<f64>,
-    l_diversity: &str,
-    c: Option<f64>,
-    t: Option<f64>,
-    t_distance: &str,
-) -> PyResult<(usize, Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
-    let l_diversity = l_diversity_of(l, l_diversity, c)?;
-    let tuples = read(py, "tuples", &tuples)?;
-    let counts = read(py, "counts", &counts)?;
-    let keys: Vec<Vec<f64>> = keys
-        .iter()
-        .map(|b| read(py, "keys", b))
-        .collect::<PyResult<_>>()?;
-    let hierarchies = read_hierarchies(py, &hierarchies)?;
-    let entries = match &sensitive {
-        Some((t, codes, rows, values)) => Some((
-            read(py, "sensitive tuples", t)?,
-            read(py, "sensitive codes", codes)?,
-            read(py, "sensitive counts", rows)?,
-            *values,
-        )),
-        None => None,
-    };
-    let sensitive_levels = match &sensitive_hierarchy {
-        Some(levels) => Some(
-            read_hierarchies(py, std::slice::from_ref(levels))?
-                .into_iter()
-                .next()
-                .unwrap_or_default(),
-        ),
-        None => None,
-    };
-    let wanted = l_diversity.is_some() || t.is_some();
-    let sets = sets.unwrap_or_else(|| vec![false; m]);
-    let partition = run(py, || {
-        const KERNEL: &str = "mondrian";
-        progress::cancelled(KERNEL)?;
-        let built = build_hierarchies(&hierarchies)?;
-        let options = MondrianOptions { k, stop };
-        let rows: u64 = counts.iter().sum();
-        if !wanted {
-            let partition = mondrian_with_sets(
-                &tuples, m, &counts, &keys, &spans, &sets, &built, None, &options,
-            )?;
-            progress::advance(rows);
-            return Ok(partition);
+    tuples: Column,
+    counts: Column,
+    keys: Column,
+    spans: Column,
+    hierarchies: Column,
+    k: Column,
+    options: Column,
+    sensitive_tuples: Column,
+    sensitive_codes: Column,
+    sensitive_counts: Column,
+    sensitive_hierarchy: Column,
+    population_paths: Column,
+    population_counts: Column,
+) -> PyResult<Bound<'py, PyAny>> {
+    let required = [
+        array(&tuples),
+        array(&counts),
+        array(&keys),
+        array(&spans),
+        array(&hierarchies),
+        array(&k),
+        array(&options),
+    ];
+    let list = |name, i: usize| convert::lists(py, KERNEL, name, required[i].as_ref());
+    let (tuples, counts, keys, spans, hierarchies) = (
+        list("tuples", 0)?,
+        list("counts", 1)?,
+        list("keys", 2)?,
+        list("spans", 3)?,
+        list("hierarchies", 4)?,
+    );
+    let model_columns = models::lists(
+        py,
+        KERNEL,
+        [
+            array(&sensitive_tuples).as_ref(),
+            array(&sensitive_codes).as_ref(),
+            array(&sensitive_counts).as_ref(),
+            array(&sensitive_hierarchy).as_ref(),
+            array(&population_paths).as_ref(),
+            array(&population_counts).as_ref(),
+        ],
+    )?;
+    let n = required[0].len();
+    let mut g = ListColumn::<U32>::new();
+    let mut lv = NestedColumn::<U32>::new();
+    let mut valid = Vec::with_capacity(n);
+    for i in 0..n {
+        if !convert::all_valid(&required, i) {
+            g.push(None);
+            lv.push(None);
+            valid.push(false);
+            continue;
         }
-        let Some((owner, codes, rows_of, values)) = &entries else {
-            return Err(KernelError::InvalidArgument {
-                kernel: KERNEL,
-                message: "l-diversity and t-closeness need the sensitive entries".to_owned(),
-            });
+        let options: Options = convert::options(py, KERNEL, required[6].as_ref(), i)?;
+        models::check(py, KERNEL, &options.models)?;
+        if options.models.delta_min.is_some() {
+            return Err(convert::invalid(
+                py,
+                KERNEL,
+                "δ-presence is not enforced by Mondrian".to_owned(),
+            ));
+        }
+        let m = options.m;
+        let pack = Pack {
+            m,
+            tuples: convert::row::<U32>(py, KERNEL, "tuples", tuples, i)?,
+            counts: convert::row::<U64>(py, KERNEL, "counts", counts, i)?,
+            keys: convert::rows::<F64>(py, KERNEL, "keys", keys, i)?
+                .iter()
+                .map(|a| a.values().to_vec())
+                .collect(),
+            spans: convert::row::<F64>(py, KERNEL, "spans", spans, i)?
+                .values()
+                .to_vec(),
+            sets: match &options.sets {
+                Some(sets) if !sets.is_empty() => sets.clone(),
+                _ => vec![false; m],
+            },
+            hierarchies: convert::hierarchy_levels(py, KERNEL, hierarchies, i)?,
+            options: MondrianOptions {
+                k: convert::scalar_u64(py, KERNEL, "k", required[5].as_ref(), i)?,
+                stop: options.stop,
+            },
+            data: ModelData::read(py, KERNEL, model_columns, i, &options.models)?,
+            models: options.models,
         };
-        let t_closeness = match t {
-            Some(t) => Some((
-                t,
-                ground_distance(KERNEL, t_distance, sensitive_levels.as_ref())?,
-            )),
-            None => None,
-        };
-        let models = PrivacyModels {
-            l_diversity,
-            t_closeness,
-            delta_presence: None,
-        };
-        let partition = expanded_mondrian(
-            (&tuples, m, &counts),
-            (owner, codes, rows_of, *values),
-            (&keys, &spans, &sets, &built),
-            &models,
-            &options,
-        )?;
-        progress::advance(rows);
-        Ok(partition)
-    })?;
-    let parts = partition.parts;
-    Ok((
-        parts,
-        le_bytes(py, &partition.part_of_tuple, u32::to_le_bytes),
-        le_bytes(py, &partition.levels, u32::to_le_bytes),
-    ))
+        let partition = run(py, || partition(&pack))?;
+        g.push(Some(&partition.part_of_tuple));
+        lv.push_chunks(Some(&partition.levels), m);
+        valid.push(true);
+    }
+    let out = convert::struct_of(vec![("g", g.finish()), ("lv", lv.finish())], &valid);
+    convert::to_python(py, out)
 }
 
-/// The keys, spans, set flags and hierarchies of the attributes.
-type Axes<'a> = (
-    &'a [Vec<f64>],
-    &'a [f64],
-    &'a [bool],
-    &'a [kanon_core::Hierarchy],
-);
+/// Partition one pack (GIL released), reporting its rows when done.
+fn partition(pack: &Pack) -> Result<Partition, KernelError> {
+    progress::cancelled(KERNEL)?;
+    let built = convert::hierarchies(&pack.hierarchies)?;
+    let (tuples, counts) = (pack.tuples.values().as_ref(), pack.counts.values().as_ref());
+    let rows: u64 = counts.iter().sum();
+    let partition = if pack.models.needs_sensitive() {
+        let models = pack.models.build(KERNEL, &pack.data)?;
+        expanded_mondrian(pack, &built, &models)?
+    } else {
+        mondrian_with_sets(
+            tuples,
+            pack.m,
+            counts,
+            &pack.keys,
+            &pack.spans,
+            &pack.sets,
+            &built,
+            None,
+            &pack.options,
+        )?
+    };
+    progress::advance(rows);
+    Ok(partition)
+}
 
 /// Mondrian with models: every tuple is split into one copy per sensitive value (equal
 /// quasi-identifiers always fall on the same side of a cut, so the copies stay
 /// together), and a tuple's part is that of its copies.
 fn expanded_mondrian(
-    (tuples, m, counts): (&[u32], usize, &[u64]),
-    (owner, codes, rows, values): (&[u32], &[u32], &[u64], usize),
-    (keys, spans, sets, hierarchies): Axes<'_>,
+    pack: &Pack,
+    hierarchies: &[Hierarchy],
     models: &PrivacyModels,
-    options: &MondrianOptions,
-) -> Result<kanon_core::mondrian::Partition, KernelError> {
-    const KERNEL: &str = "mondrian";
+) -> Result<Partition, KernelError> {
     let invalid = |message: String| KernelError::InvalidArgument {
         kernel: KERNEL,
         message,
     };
+    let (owner, codes, rows) = pack.data.entries();
+    let values = pack.data.values;
+    let (tuples, counts, m) = (pack.tuples.values(), pack.counts.values(), pack.m);
     let n = counts.len();
     if owner.len() != codes.len() || owner.len() != rows.len() {
         return Err(invalid(
@@ -251,23 +242,22 @@ fn expanded_mondrian(
         let t = t as usize;
         copies.extend_from_slice(&tuples[t * m..(t + 1) * m]);
     }
-    let sensitive: &[u32] = codes;
     let part = mondrian_with_sets(
         &copies,
         m,
         rows,
-        keys,
-        spans,
-        sets,
+        &pack.keys,
+        &pack.spans,
+        &pack.sets,
         hierarchies,
-        Some((sensitive, &check)),
-        options,
+        Some((codes, &check)),
+        &pack.options,
     )?;
     let mut part_of_tuple = vec![0u32; n];
     for (&t, &p) in owner.iter().zip(&part.part_of_tuple) {
         part_of_tuple[t as usize] = p;
     }
-    Ok(kanon_core::mondrian::Partition {
+    Ok(Partition {
         part_of_tuple,
         ..part
     })
