@@ -477,5 +477,3 @@ def plan_hkp(con: duckdb.DuckDBPyConnection, table_name: str, options: HkpOption
         release_sql=_release(table, shape, [*kernel, gone]),
         source_ctes=tuple(source),
     )
-
-
