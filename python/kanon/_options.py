@@ -10,6 +10,8 @@ line's flags (:func:`add_flags`) and README's parameter table (:func:`markdown_t
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import math
 import types
@@ -318,20 +320,26 @@ class Macro:
 
     def options(self) -> dict[str, tuple[str, Opt]]:
         """Every keyword: name -> (kind, declaration), with this macro's defaults."""
-        out: dict[str, tuple[str, Opt]] = {}
-        hints = typing.get_type_hints(self.keywords, include_extras=True)
-        for name, hint in hints.items():
-            python_type, opt = typing.get_args(hint)
-            if name in self.defaults:
-                opt = Opt(**{**opt.__dict__, "default": self.defaults[name]})
-            out[name] = (opt.kind or _kind(python_type), opt)
-        return out
+        return _declared(self.keywords, tuple(self.defaults.items()))
 
     def kinds(self) -> dict[str, str]:
         """Every parameter and the kind of value it takes."""
         return {p.name: p.kind for p in self.leading} | {
             name: kind for name, (kind, _) in self.options().items()
         }
+
+
+@functools.cache
+def _declared(keywords: type, defaults: tuple[tuple[str, Any], ...]) -> dict[str, tuple[str, Opt]]:
+    """The options of a keywords TypedDict (read once: planners parse on every bind)."""
+    out: dict[str, tuple[str, Opt]] = {}
+    overrides = dict(defaults)
+    for name, hint in typing.get_type_hints(keywords, include_extras=True).items():
+        python_type, opt = typing.get_args(hint)
+        if name in overrides:
+            opt = Opt(**{**opt.__dict__, "default": overrides[name]})
+        out[name] = (opt.kind or _kind(python_type), opt)
+    return out
 
 
 def _kind(python_type: Any) -> str:
@@ -450,8 +458,8 @@ def _checked(call: str, macro: Macro, values: Mapping[str, Any]) -> dict[str, An
     for name, kind in macro.kinds().items():
         value = out[name]
         if value is None:
-            if name in declared:
-                out[name] = declared[name][1].default
+            if name in declared:  # a copy: a default list is never shared between calls
+                out[name] = copy.copy(declared[name][1].default)
         elif not _fits(kind, value):
             msg = f"{call}: {name} must be {_ACCEPTS[kind]}, got {_shown(value)}"
             raise InvalidInputError(msg)
