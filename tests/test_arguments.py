@@ -190,7 +190,7 @@ def test_every_macro_parameter_has_a_declared_kind(con: duckdb.DuckDBPyConnectio
     macros = _macro_parameters(con)
     assert set(macros) == set(MACRO_ARGUMENTS) == set(BASE_ARGS)
     for name, params in macros.items():
-        assert set(params) == set(MACRO_ARGUMENTS[name]), name
+        assert params == list(MACRO_ARGUMENTS[name]), name  # in declared order
 
 
 def _call(macro: str, args: dict[str, str]) -> str:

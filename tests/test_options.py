@@ -27,23 +27,6 @@ if typing.TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _macro_parameters(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
-    rows = con.execute(
-        "SELECT function_name, parameters FROM duckdb_functions() "
-        "WHERE function_type = 'table_macro' AND function_name LIKE 'kanon%'"
-    ).fetchall()
-    return {str(name): list(params) for name, params in rows}
-
-
-def test_the_sql_macros_take_exactly_the_declared_parameters(
-    con: duckdb.DuckDBPyConnection,
-) -> None:
-    installed = _macro_parameters(con)
-    assert set(installed) == set(MACROS)
-    for name, macro in MACROS.items():
-        assert installed[name] == list(macro.kinds()), name
-
-
 def test_the_planner_options_are_declared_options() -> None:
     """Every field of the planner's options object is the declared option of its name."""
     declared = set(MACROS["kanon"].options())

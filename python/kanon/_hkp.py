@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kanon._catalog import Column, Table, resolve_table
+from kanon._options import defaults
 from kanon._sql import ident, literal, string_list
 from kanon._types import ITEM_TYPES, base_type
 from kanon.exceptions import ConfigError, InvalidInputError
@@ -47,7 +48,7 @@ __all__ = [
 METHODS = ("mmil", "1il", "mm", "rmall")
 #: Default of ``max_itemsets``: the most candidate sets of 2..p public items the mole
 #: search may decide before it stops with an error naming p (the kernel's default).
-MAX_ITEMSETS = 10_000_000
+MAX_ITEMSETS: int = defaults("kanon_hkp")["max_itemsets"]
 
 _NEEDS_ROLES = (
     "the private items are needed: pass private := [...] (a list of items; [] makes every "

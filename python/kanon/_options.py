@@ -316,7 +316,6 @@ class Macro:
     leading: tuple[Param, ...]
     keywords: type
     defaults: Mapping[str, Any] = field(default_factory=dict)
-    doc: str = ""
 
     def options(self) -> dict[str, tuple[str, Opt]]:
         """Every keyword: name -> (kind, declaration), with this macro's defaults."""
@@ -447,22 +446,26 @@ def _shown(value: Any) -> str:
         return repr(value)
 
 
-def _checked(call: str, macro: Macro, values: Mapping[str, Any]) -> dict[str, Any]:
-    """Every parameter of ``macro``, checked by kind, NULLs and absent ones defaulted."""
-    out: dict[str, Any] = {}
-    for p in macro.leading:
-        out[p.name] = values.get(p.name)
+def _checked(
+    call: str, macro: Macro, values: Mapping[str, Any], *, leading: bool = True
+) -> dict[str, Any]:
+    """``macro``'s parameters (keywords only unless ``leading``), checked by kind.
+
+    A NULL or absent keyword gets its declared default (a copy: a default list is never
+    shared between calls); a leading parameter stays None.
+    """
     declared = macro.options()
-    for name in declared:
-        out[name] = values.get(name)
-    for name, kind in macro.kinds().items():
-        value = out[name]
+    kinds = macro.kinds() if leading else {n: kind for n, (kind, _) in declared.items()}
+    out: dict[str, Any] = {}
+    for name, kind in kinds.items():
+        value = values.get(name)
         if value is None:
-            if name in declared:  # a copy: a default list is never shared between calls
-                out[name] = copy.copy(declared[name][1].default)
+            if name in declared:
+                value = copy.copy(declared[name][1].default)
         elif not _fits(kind, value):
             msg = f"{call}: {name} must be {_ACCEPTS[kind]}, got {_shown(value)}"
             raise InvalidInputError(msg)
+        out[name] = value
     return out
 
 
@@ -497,8 +500,7 @@ def keywords(function: str, macro: str, given: Mapping[str, Any]) -> dict[str, A
             f"{', '.join(declared)}"
         )
         raise InvalidInputError(msg)
-    values = _checked(f"{function}()", Macro(m.name, m.planner, (), m.keywords, m.defaults), given)
-    return values
+    return _checked(f"{function}()", m, given, leading=False)
 
 
 def defaults(macro: str) -> dict[str, Any]:
