@@ -12,7 +12,9 @@
 use rayon::prelude::*;
 
 use super::anonymize::{anonymize, ForestOptions, ForestStats, Release};
-use super::cost::CostModel;
+use super::cost::{CostModel, LevelCost};
+use super::effort::SCAN_LOOKUPS;
+use super::neighbours::{trie_pays, Scan};
 use crate::error::{KernelError, Result};
 use crate::hierarchy::Hierarchy;
 use crate::mondrian::{mondrian, MondrianOptions};
@@ -45,7 +47,16 @@ pub fn blocked_forest(
 ) -> Result<Release> {
     const KERNEL: &str = "blocked forest";
     let rows: u64 = counts.iter().sum();
-    if rows <= block_size {
+    let n = counts.len();
+    let count = usize::try_from(options.k.saturating_sub(1).max(1)).unwrap_or(usize::MAX);
+    let all: Vec<usize> = (0..n).collect();
+    let small = rows <= block_size;
+    let scan_all = if small {
+        scan_limit(tuples, m, rows, &all, model, count)?
+    } else {
+        None
+    };
+    if small && scan_all.is_none() {
         let release = anonymize(tuples, m, counts, model, options)?;
         advance(progress, rows, KERNEL)?;
         return Ok(release);
@@ -53,15 +64,44 @@ pub fn blocked_forest(
     let hierarchies: Vec<Hierarchy> = (0..model.attributes())
         .map(|j| model.hierarchy(j).clone())
         .collect();
-    let cut = MondrianOptions {
-        k: options.k,
-        stop: block_size,
+    let cut = |members: &[usize], stop: u64| -> Result<Vec<Vec<usize>>> {
+        let part: Vec<u32> = members
+            .iter()
+            .flat_map(|&t| tuples[t * m..(t + 1) * m].iter().copied())
+            .collect();
+        let part_counts: Vec<u64> = members.iter().map(|&t| counts[t]).collect();
+        let cut = MondrianOptions { k: options.k, stop };
+        let partition = mondrian(
+            &part,
+            m,
+            &part_counts,
+            keys,
+            spans,
+            &hierarchies,
+            None,
+            &cut,
+        )?;
+        let mut blocks: Vec<Vec<usize>> = vec![Vec::new(); partition.parts];
+        for (i, &p) in partition.part_of_tuple.iter().enumerate() {
+            blocks[p as usize].push(members[i]);
+        }
+        Ok(blocks)
     };
-    let partition = mondrian(tuples, m, counts, keys, spans, &hierarchies, None, &cut)?;
-    let mut members: Vec<Vec<usize>> = vec![Vec::new(); partition.parts];
-    for (t, &p) in partition.part_of_tuple.iter().enumerate() {
-        members[p as usize].push(t);
-    }
+    // A block whose neighbour search would scan, in time quadratic in its size, is cut
+    // further (see `scan_limit`).
+    let members: Vec<Vec<usize>> = cut(&all, scan_all.unwrap_or(block_size))?
+        .into_par_iter()
+        .map(|block| {
+            let block_rows: u64 = block.iter().map(|&t| counts[t]).sum();
+            match scan_limit(tuples, m, block_rows, &block, model, count)? {
+                Some(stop) => cut(&block, stop),
+                None => Ok(vec![block]),
+            }
+        })
+        .collect::<Result<Vec<_>>>()?
+        .into_iter()
+        .flatten()
+        .collect();
     let releases: Vec<Release> = members
         .par_iter()
         .map(|block| {
@@ -107,6 +147,36 @@ pub fn blocked_forest(
         levels,
         stats,
     })
+}
+
+/// The rows a block of `rows` rows (tuples `members`) is cut to, if any: where its
+/// neighbour search would scan every query (range costs aside: their blocks are small
+/// by default) and a scan would read more than [`SCAN_LOOKUPS`] cost lookups per query,
+/// the block is cut so that it would read about that many. Clustered blocks, where the
+/// trie's bounds prune (see `trie_pays`), and small ones stay whole.
+fn scan_limit(
+    tuples: &[u32],
+    m: usize,
+    rows: u64,
+    members: &[usize],
+    model: &CostModel,
+    count: usize,
+) -> Result<Option<u64>> {
+    if model.kind() == LevelCost::Range {
+        return Ok(None);
+    }
+    let part: Vec<u32> = members
+        .iter()
+        .flat_map(|&t| tuples[t * m..(t + 1) * m].iter().copied())
+        .collect();
+    let n = model.check_tuples(&part, m, "blocked forest")?;
+    let per_vertex = Scan::new(&part, m, model).lookups().max(1);
+    if n.saturating_mul(per_vertex) <= SCAN_LOOKUPS || trie_pays(&part, m, model, count)? {
+        return Ok(None);
+    }
+    let vertices = (SCAN_LOOKUPS / per_vertex).max(1) as u128;
+    let stop = u128::from(rows) * vertices / n as u128;
+    Ok(Some(u64::try_from(stop).unwrap_or(u64::MAX).max(1)))
 }
 
 fn advance(progress: Option<Progress<'_>>, rows: u64, kernel: &'static str) -> Result<()> {

@@ -62,6 +62,9 @@
 //! Totals stay below 2^52 units in both modes, so `units / scale` is strictly monotone:
 //! comparing the `f64` costs is comparing the units.
 
+#[cfg(doc)]
+use super::paths::climb;
+use super::paths::{Paths, Rung};
 use super::scale::{check_model, exact_scale, fixed_scale, term_units};
 use crate::error::{KernelError, Result};
 use crate::hierarchy::Hierarchy;
@@ -122,6 +125,8 @@ pub struct CostModel {
     /// (the meet, or the range pair cost), for attributes with at most [`DENSE_LEAVES`]
     /// leaves.
     dense: Vec<Option<Vec<u64>>>,
+    /// Leaf-major ancestor rows of the attributes without a dense table.
+    paths: Vec<Option<Paths>>,
     /// Per attribute under [`LevelCost::Range`] (empty otherwise).
     range: Vec<RangeAttribute>,
     /// Units per cost 1.0.
@@ -211,6 +216,7 @@ impl CostModel {
             kind,
             node_units,
             dense: Vec::new(),
+            paths: Vec::new(),
             range: Vec::new(),
             scale,
             exact,
@@ -360,6 +366,7 @@ impl CostModel {
             kind: LevelCost::Range,
             node_units: Vec::new(),
             dense: Vec::new(),
+            paths: Vec::new(),
             range,
             scale,
             exact,
@@ -384,6 +391,12 @@ impl CostModel {
                     }
                     table
                 })
+            })
+            .collect();
+        self.paths = (0..self.hierarchies.len())
+            .map(|j| {
+                let h = &self.hierarchies[j];
+                self.dense[j].is_none().then(|| Paths::new(h))
             })
             .collect();
         self
@@ -494,9 +507,12 @@ impl CostModel {
             "meet_level: leaf {a} or {b} is not below {}",
             h.leaves()
         );
-        (0..=h.height())
-            .find(|&l| h.generalize(l, a) == h.generalize(l, b))
-            .unwrap_or(h.height())
+        match self.paths.get(j).and_then(Option::as_ref) {
+            Some(paths) => paths.meet(a, b).0,
+            None => (0..=h.height())
+                .find(|&l| h.generalize(l, a) == h.generalize(l, b))
+                .unwrap_or(h.height()),
+        }
     }
 
     /// Unweighted cost of generalizing attribute `j` to the node at `level` containing
@@ -628,11 +644,37 @@ impl CostModel {
                 table[a as usize * n + b as usize]
             }
             None if !self.range.is_empty() => self.range_units(j, a, b),
-            None => {
-                let level = self.meet_level(j, a, b);
-                self.node_units[j][level][self.hierarchies[j].generalize(level, a) as usize]
-            }
+            None => match self.paths.get(j).and_then(Option::as_ref) {
+                Some(paths) => {
+                    let (level, code) = paths.meet(a, b);
+                    self.node_units[j][level][code as usize]
+                }
+                None => {
+                    let level = self.meet_level(j, a, b);
+                    self.node_units[j][level][self.hierarchies[j].generalize(level, a) as usize]
+                }
+            },
         }
+    }
+
+    /// The depth-first rank of `leaf` of attribute `j`, and write its [`Rung`]s to
+    /// `ladder`: its units to any leaf are then [`climb`]`(ladder, rank)`. `None` (and
+    /// `ladder` untouched) for an attribute with a dense table or under
+    /// [`LevelCost::Range`].
+    pub(super) fn ladder(&self, j: usize, leaf: u32, ladder: &mut Vec<Rung>) -> Option<()> {
+        let paths = self.paths.get(j)?.as_ref()?;
+        if self.kind == LevelCost::Range {
+            return None;
+        }
+        let units = &self.node_units[j];
+        paths.ladder(leaf, |level, code| units[level][code as usize], ladder);
+        Some(())
+    }
+
+    /// The depth-first rank of `leaf` of attribute `j`, where [`Self::ladder`] gives one.
+    pub(super) fn rank(&self, j: usize, leaf: u32) -> Option<u32> {
+        let paths = self.paths.get(j)?.as_ref()?;
+        (self.kind != LevelCost::Range).then(|| paths.rank(leaf))
     }
 
     /// Range pair units of attribute `j` for leaves `a` and `b` (under

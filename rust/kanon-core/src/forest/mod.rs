@@ -2,7 +2,7 @@
 //! that follow them.
 //!
 //! - [`cost`]: pair and group costs under a cost model (units, exactly comparable);
-//!   `scale` turns weights into exact integer units.
+//!   `scale` turns weights into exact integer units, `paths` prices deep attributes.
 //! - [`nearest_neighbours`] (`neighbours`) and [`forest`] / [`build_forest`] (`build`):
 //!   exact nearest neighbours and the FOREST itself.
 //! - [`decompose`]: DECOMPOSE cuts A–D of large trees into groups.
@@ -30,6 +30,7 @@ mod levels;
 mod moves;
 mod neighbours;
 mod passes;
+mod paths;
 mod regroup;
 mod repair;
 mod scale;

@@ -15,6 +15,7 @@
 use rayon::prelude::*;
 
 use super::cost::{CostModel, LevelCost};
+use super::paths::{climb, Rung};
 use crate::cancel;
 use crate::error::Result;
 
@@ -124,30 +125,13 @@ fn trie_search(
     let Some(trie) = Trie::new(tuples, m, model) else {
         return scan.all(count);
     };
-    // A query's trie work (see `Trie::nearest`) is capped at about the cost of scanning
-    // it, `n · lookups` cost lookups at `WORK_LOOKUPS` lookups per unit of work; past the
-    // cap the query is scanned. That happens on data without clusters (wide attributes,
-    // uniform values), where the bounds prune little. When it happens to most of a
-    // sample of queries spread over the trie, every query is scanned from the start.
-    let lookups = (scan.packs.len() + scan.walks.len()).max(1);
+    // Past its budget a query is scanned; when most of a sample would be, all are.
     let budget = if budgeted {
-        n.saturating_mul(lookups) / WORK_LOOKUPS
+        query_budget(n, &scan)
     } else {
         usize::MAX
     };
-    let sample = if budgeted { n.min(SAMPLE) } else { 0 };
-    let over = (0..sample)
-        .into_par_iter()
-        .map_init(
-            || Search::new(trie.steps.len()),
-            |search, i| {
-                let a = trie.order[i * (n / sample)] as usize;
-                trie.nearest(a, count, budget, search).is_none()
-            },
-        )
-        .filter(|&over| over)
-        .count();
-    if 2 * over > sample {
+    if budgeted && !sample_pays(&trie, count, budget) {
         return scan.all(count);
     }
     // Queries in trie order: neighbouring queries walk the same nodes (cache locality).
@@ -177,6 +161,57 @@ fn trie_search(
     }
     Ok(lists)
 }
+
+/// Whether [`nearest_neighbours`] searches `tuples` with its trie rather than scanning
+/// every query: false under [`LevelCost::Range`], and where the trie's bounds prune too
+/// little (most of a sample of queries would cost it more than a scan). The forest may
+/// cut such tuples into smaller blocks ([`crate::blocked`]): the scan is quadratic.
+///
+/// # Errors
+/// As [`nearest_neighbours`].
+pub(crate) fn trie_pays(tuples: &[u32], m: usize, model: &CostModel, count: usize) -> Result<bool> {
+    let n = model.check_tuples(tuples, m, "nearest_neighbours")?;
+    let count = count.min(n.saturating_sub(1));
+    if count == 0 || model.kind() == LevelCost::Range {
+        return Ok(count == 0);
+    }
+    let Some(trie) = Trie::new(tuples, m, model) else {
+        return Ok(false);
+    };
+    let budget = query_budget(n, &Scan::new(tuples, m, model));
+    Ok(sample_pays(&trie, count, budget))
+}
+
+/// A query's trie work (see `Trie::nearest`) is capped at about the cost of scanning
+/// it, `n · lookups` cost lookups at `WORK_LOOKUPS` lookups per unit of work; past the
+/// cap the query is scanned.
+fn query_budget(n: usize, scan: &Scan<'_>) -> usize {
+    let lookups = (scan.packs.len() + scan.walks.len()).max(1);
+    n.saturating_mul(lookups) / WORK_LOOKUPS
+}
+
+/// Whether at most half of a sample of queries spread over the trie exceed `budget`.
+/// The cap is hit on data without clusters (wide attributes, uniform values), where the
+/// bounds prune little; then every query is scanned from the start.
+fn sample_pays(trie: &Trie<'_>, count: usize, budget: usize) -> bool {
+    let n = trie.order.len();
+    let sample = n.min(SAMPLE);
+    let over = (0..sample)
+        .into_par_iter()
+        .map_init(
+            || Search::new(trie.steps.len()),
+            |search, i| {
+                let a = trie.order[i * (n / sample)] as usize;
+                trie.nearest(a, count, budget, search).is_none()
+            },
+        )
+        .filter(|&over| over)
+        .count();
+    2 * over <= sample
+}
+
+/// About how many pack lookups one walk of the scan costs (a climb: a binary search).
+const CLIMB_LOOKUPS: usize = 8;
 
 /// About how many cost lookups of the full scan one unit of trie work costs.
 const WORK_LOOKUPS: usize = 8;
@@ -597,10 +632,16 @@ pub(super) struct Scan<'a> {
     /// Each vertex's joint code in every pack (mixed radix, first attribute most
     /// significant), row-major.
     packed: Vec<u32>,
+    /// Whether every walk climbs a query's ladder ([`CostModel::ladder`]) by the other
+    /// vertex's rank, rather than walking both leaves up the hierarchy.
+    climbs: bool,
+    /// Each vertex's depth-first rank in every walked attribute, row-major (if `climbs`).
+    ranked: Vec<u32>,
 }
 
-/// Per-thread cost rows of [`Scan::nearest`]: per attribute and per pack.
-type ScanScratch = (Vec<Vec<u64>>, Vec<Vec<u64>>);
+/// Per-thread cost rows of [`Scan::nearest`]: per attribute, per pack and per walk (the
+/// query's ladder).
+type ScanScratch = (Vec<Vec<u64>>, Vec<Vec<u64>>, Vec<Vec<Rung>>);
 
 impl<'a> Scan<'a> {
     /// The scan of `n ≥ 1` rows checked against `model`.
@@ -628,6 +669,15 @@ impl<'a> Scan<'a> {
                 })
             })
             .collect();
+        let climbs = walks.iter().all(|&j| model.rank(j, 0).is_some());
+        let ranked: Vec<u32> = if climbs {
+            tuples
+                .chunks_exact(m)
+                .flat_map(|row| walks.iter().filter_map(|&j| model.rank(j, row[j])))
+                .collect()
+        } else {
+            Vec::new()
+        };
         Self {
             model,
             tuples,
@@ -637,7 +687,15 @@ impl<'a> Scan<'a> {
             walks,
             packs,
             packed,
+            climbs,
+            ranked,
         }
+    }
+
+    /// About how many cost lookups the scan of one query reads per vertex: one per pack,
+    /// [`CLIMB_LOOKUPS`] per walk.
+    pub(super) fn lookups(&self) -> usize {
+        self.packs.len() + CLIMB_LOOKUPS * self.walks.len()
     }
 
     /// The lists of every vertex (`1 ≤ count < n`), as [`nearest_neighbours`] returns them.
@@ -663,7 +721,11 @@ impl<'a> Scan<'a> {
     }
 
     pub(super) fn scratch(&self) -> ScanScratch {
-        (vec![Vec::new(); self.m], vec![Vec::new(); self.packs.len()])
+        (
+            vec![Vec::new(); self.m],
+            vec![Vec::new(); self.packs.len()],
+            vec![Vec::new(); self.walks.len()],
+        )
     }
 
     /// The `count` nearest other vertices of `a` (`1 ≤ count < n`) as `(units, index)`.
@@ -673,8 +735,13 @@ impl<'a> Scan<'a> {
         count: usize,
         scratch: &mut ScanScratch,
     ) -> Vec<(u64, u32)> {
-        let (attribute_rows, pack_rows) = scratch;
+        let (attribute_rows, pack_rows, ladders) = scratch;
         let ta = &self.tuples[a * self.m..(a + 1) * self.m];
+        if self.climbs {
+            for (&j, ladder) in self.walks.iter().zip(ladders.iter_mut()) {
+                self.model.ladder(j, ta[j], ladder);
+            }
+        }
         for (j, source) in self.sources.iter().enumerate() {
             if matches!(source, Source::Row) {
                 self.model.fill_row(j, ta[j], &mut attribute_rows[j]);
@@ -706,35 +773,47 @@ impl<'a> Scan<'a> {
             })
             .collect();
         match rows.len() {
-            1 => self.run::<1>(&rows, a, count),
-            2 => self.run::<2>(&rows, a, count),
-            3 => self.run::<3>(&rows, a, count),
-            4 => self.run::<4>(&rows, a, count),
-            5 => self.run::<5>(&rows, a, count),
-            6 => self.run::<6>(&rows, a, count),
-            7 => self.run::<7>(&rows, a, count),
-            8 => self.run::<8>(&rows, a, count),
-            9 => self.run::<9>(&rows, a, count),
-            10 => self.run::<10>(&rows, a, count),
-            11 => self.run::<11>(&rows, a, count),
-            12 => self.run::<12>(&rows, a, count),
-            _ => self.run_any(&rows, a, count),
+            1 => self.run::<1>(&rows, ladders, a, count),
+            2 => self.run::<2>(&rows, ladders, a, count),
+            3 => self.run::<3>(&rows, ladders, a, count),
+            4 => self.run::<4>(&rows, ladders, a, count),
+            5 => self.run::<5>(&rows, ladders, a, count),
+            6 => self.run::<6>(&rows, ladders, a, count),
+            7 => self.run::<7>(&rows, ladders, a, count),
+            8 => self.run::<8>(&rows, ladders, a, count),
+            9 => self.run::<9>(&rows, ladders, a, count),
+            10 => self.run::<10>(&rows, ladders, a, count),
+            11 => self.run::<11>(&rows, ladders, a, count),
+            12 => self.run::<12>(&rows, ladders, a, count),
+            _ => self.run_any(&rows, ladders, a, count),
         }
     }
 
     /// [`Self::nearest`] for `N ≥ 1` packs known at compile time, so the lookups unroll.
-    fn run<const N: usize>(&self, rows: &[&[u64]], a: usize, count: usize) -> Vec<(u64, u32)> {
+    fn run<const N: usize>(
+        &self,
+        rows: &[&[u64]],
+        ladders: &[Vec<Rung>],
+        a: usize,
+        count: usize,
+    ) -> Vec<(u64, u32)> {
         let rows: [&[u64]; N] = std::array::from_fn(|i| rows[i]);
         let mut best = Best::new(count);
         for (b, codes) in self.packed.chunks_exact(N).enumerate() {
             let units: u64 = (0..N).map(|i| rows[i][codes[i] as usize]).sum();
-            best.offer(units + self.walked(a, b), b, a);
+            best.offer(units + self.walked(ladders, a, b), b, a);
         }
         best.into_sorted()
     }
 
     /// [`Self::run`] for any number of packs (including none).
-    fn run_any(&self, rows: &[&[u64]], a: usize, count: usize) -> Vec<(u64, u32)> {
+    fn run_any(
+        &self,
+        rows: &[&[u64]],
+        ladders: &[Vec<Rung>],
+        a: usize,
+        count: usize,
+    ) -> Vec<(u64, u32)> {
         let mut best = Best::new(count);
         let (n, p) = (self.tuples.len() / self.m, self.packs.len());
         for b in 0..n {
@@ -744,13 +823,19 @@ impl<'a> Scan<'a> {
                 .zip(codes)
                 .map(|(row, &c)| row[c as usize])
                 .sum();
-            best.offer(units + self.walked(a, b), b, a);
+            best.offer(units + self.walked(ladders, a, b), b, a);
         }
         best.into_sorted()
     }
 
-    /// Units of the attributes without cost rows between vertices `a` and `b`.
-    fn walked(&self, a: usize, b: usize) -> u64 {
+    /// Units of the attributes without cost rows between vertices `a` and `b` (`a`'s
+    /// `ladders` when the walks climb).
+    fn walked(&self, ladders: &[Vec<Rung>], a: usize, b: usize) -> u64 {
+        if self.climbs {
+            let w = ladders.len();
+            let ranks = &self.ranked[b * w..(b + 1) * w];
+            return ladders.iter().zip(ranks).map(|(l, &r)| climb(l, r)).sum();
+        }
         let (m, t) = (self.m, self.tuples);
         self.walks
             .iter()
