@@ -26,6 +26,9 @@ pub(super) const REGROUP_WIDTH: usize = 4;
 pub(super) const REGROUP_BATCH: usize = 64;
 /// Hard cap on the rounds of the improvement loop.
 pub(super) const ROUNDS: usize = 8;
+/// The improvement loop stops after a round that lowered the cost by less than
+/// `1 / ROUND_GAIN` of it (0.5 %).
+pub(super) const ROUND_GAIN: u128 = 200;
 /// [`NEAR`] under [`Effort::Fast`].
 pub(super) const FAST_NEAR: usize = 10;
 /// [`WINDOW`] under [`Effort::Fast`].
