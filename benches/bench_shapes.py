@@ -3,6 +3,7 @@
 Usage::
 
     python benches/bench_shapes.py [--sizes 100000,1000000] [--shapes census,uniform,...]
+        [--large 10000000 --large-shapes census,uniform]
         [--methods mondrian,forest,forest_range,optimal] [--k 10] [--timeout 1800]
 
 Shapes, generated in SQL from a seed (deterministic; every QI with default hierarchies):
@@ -27,9 +28,10 @@ Methods, each in a fresh worker that opens the shape's DuckDB file:
   kanon('t', k := k, ...)``.
 
 Columns: time (the statement, planning included, one run), x floor (time over the
-floor's), peak MiB (the worker's whole-life peak resident set), GCP in % (``kanon_metrics``
-where it reads the labels, else as ``bench_scale.release_gcp`` computes it from range
-labels), the smallest class (>= k). A statement kanon refuses shows its error.
+floor's), x census (time over the census table's, same method and size), peak MiB (the
+worker's whole-life peak resident set), GCP in % (``kanon_metrics`` where it reads the
+labels, else as ``bench_scale.release_gcp`` computes it from range labels), the
+smallest class (>= k). A statement kanon refuses shows its error.
 """
 
 from __future__ import annotations
@@ -189,7 +191,9 @@ def worker(spec: dict[str, Any]) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", default="100000")
+    parser.add_argument("--sizes", default="100000,1000000")
+    parser.add_argument("--large", default="", help="a larger size run for --large-shapes")
+    parser.add_argument("--large-shapes", default="census,uniform")
     parser.add_argument("--shapes", default=",".join(SHAPES))
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--k", type=int, default=10)
@@ -203,39 +207,60 @@ def main() -> None:
     methods = chosen(parser, args.methods, METHODS)
     if "floor" not in methods:
         methods.insert(0, "floor")
-    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-    lines = []
+    runs = [
+        (int(size), shape) for size in args.sizes.split(",") if size.strip() for shape in shapes
+    ]
+    if args.large:
+        large = chosen(parser, args.large_shapes, SHAPES)
+        runs += [(int(args.large), shape) for shape in large]
+    results: dict[tuple[int, str, str], dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="kanon-shapes-") as tmp:
-        for size in sizes:
-            for shape in shapes:
-                db = Path(tmp) / f"{shape}_{size}.duckdb"
-                qis = build(db, shape, size)
-                floor = None
-                for method in methods:
-                    spec = {"db": str(db), "qis": qis, "method": method, "k": args.k}
-                    r = run_worker(__file__, spec, args.timeout)
-                    if "note" in r:
-                        lines.append((shape, f"{size:,}", method, r["note"], "", "", "", ""))
-                        continue
-                    floor = r["time"] if method == "floor" else floor
-                    ratio = f"{r['time'] / floor:.1f}" if floor else ""
-                    gcp = "" if r.get("gcp") is None else f"{100 * r['gcp']:.2f}"
-                    lines.append(
-                        (
-                            shape,
-                            f"{size:,}",
-                            method,
-                            f"{r['time']:.2f}",
-                            ratio,
-                            mib(r["peak"]),
-                            gcp,
-                            str(r.get("min_class", "")),
-                        )
-                    )
-                    print(f"{shape} {size} {method}: {r['time']:.2f} s", file=sys.stderr)
-                db.unlink(missing_ok=True)
-    header = ("shape", "rows", "method", "time s", "x floor", "peak MiB", "GCP %", "min class")
-    print_table(header, lines, left={0, 2})
+        for size, shape in runs:
+            db = Path(tmp) / f"{shape}_{size}.duckdb"
+            qis = build(db, shape, size)
+            for method in methods:
+                spec = {"db": str(db), "qis": qis, "method": method, "k": args.k}
+                r = run_worker(__file__, spec, args.timeout)
+                results[size, shape, method] = r
+                shown = r["note"] if "note" in r else f"{r['time']:.2f} s"
+                print(f"{shape} {size} {method}: {shown}", file=sys.stderr)
+            db.unlink(missing_ok=True)
+    header = (
+        "shape",
+        "rows",
+        "method",
+        "time s",
+        "x floor",
+        "x census",
+        "peak MiB",
+        "GCP %",
+        "min class",
+    )
+    print_table(header, [_line(results, key) for key in results], left={0, 2})
+
+
+def _line(
+    results: dict[tuple[int, str, str], dict[str, Any]], key: tuple[int, str, str]
+) -> tuple[str, ...]:
+    """One row of the table: the run ``key`` against its floor and the census table's run."""
+    size, shape, method = key
+    r = results[key]
+    if "note" in r:
+        return (shape, f"{size:,}", method, r["note"], "", "", "", "", "")
+    floor = results.get((size, shape, "floor"), {}).get("time")
+    census = results.get((size, "census", method), {}).get("time")
+    gcp = "" if r.get("gcp") is None else f"{100 * r['gcp']:.2f}"
+    return (
+        shape,
+        f"{size:,}",
+        method,
+        f"{r['time']:.2f}",
+        f"{r['time'] / floor:.1f}" if floor else "",
+        f"{r['time'] / census:.2f}" if census else "",
+        mib(r["peak"]),
+        gcp,
+        str(r.get("min_class", "")),
+    )
 
 
 if __name__ == "__main__":
