@@ -187,9 +187,13 @@ def _column_loss_sql(
             _position(f"TRY_CAST(split_part({inner}, '..', {i}) AS {typ})", typ) for i in (1, 2)
         ]
         node_ncp = "CASE WHEN d.hi > d.lo THEN (node.hi - node.lo) / (d.hi - d.lo) ELSE 0.0 END"
+        # '[a..b]' / '(a..b)' ranges (the default interval hierarchies' labels too), and
+        # their one-value forms '[a]' / '(a)'.
         shaped = (
-            f"WHEN lab.label LIKE '[%..%]' THEN CASE WHEN d.hi > d.lo THEN "
-            f"({bound[1]} - {bound[0]}) / (d.hi - d.lo) ELSE 0.0 END"
+            f"WHEN lab.label LIKE '[%..%]' OR lab.label LIKE '(%..%)' THEN "
+            f"CASE WHEN d.hi > d.lo THEN ({bound[1]} - {bound[0]}) / (d.hi - d.lo) ELSE 0.0 END "
+            f"WHEN (lab.label LIKE '[%]' OR lab.label LIKE '(%)') "
+            f"AND {_position(f'TRY_CAST({inner} AS {typ})', typ)} IS NOT NULL THEN 0.0"
         )
     else:
         node_ncp = "CASE WHEN d.card > 1 THEN (node.leaves - 1) / (d.card - 1) ELSE 0.0 END"

@@ -29,8 +29,9 @@ Methods, each in a fresh worker that opens the shape's DuckDB file:
 
 Columns: time (the statement, planning included, one run), x floor (time over the
 floor's), x census (time over the census table's, same method and size), peak MiB (the
-worker's whole-life peak resident set), GCP in % (``kanon_metrics`` where it reads the
-labels, else as ``bench_scale.release_gcp`` computes it from range labels), the
+worker's whole-life peak resident set), GCP in % (``w``: the published ranges' widths
+and sets' sizes, as ``bench_scale.release_gcp``, for every method alike; ``h``:
+``kanon_metrics`` by hierarchy nodes, where some label is a calendar one), the
 smallest class (>= k). A statement kanon refuses shows its error.
 """
 
@@ -155,18 +156,24 @@ def statement(method: str, k: int, qis: list[str]) -> str:
     return f"SELECT * FROM kanon({', '.join(args)})"
 
 
-def _gcp(con: duckdb.DuckDBPyConnection, qis: list[str]) -> float | None:
-    """GCP by ``kanon_metrics`` (hierarchy labels), else from range labels, else None."""
+def _gcp(con: duckdb.DuckDBPyConnection, qis: list[str]) -> tuple[float, str] | None:
+    """GCP of the release, and how it was measured.
+
+    ``"w"``: ``bench_scale.release_gcp``, the width of every published range (ranges and
+    interval-hierarchy labels alike) and the size of every published set, one formula for
+    every method; ``"h"``: ``kanon_metrics`` (hierarchy nodes by the leaves under them),
+    where a label is neither (calendar labels of dates).
+    """
+    try:
+        return release_gcp(con, TABLE, "rel", dict.fromkeys(qis))[0], "w"
+    except RuntimeError:
+        pass
     names = ", ".join(literal(c) for c in qis)
     try:
         row = con.execute(f"SELECT gcp FROM kanon_metrics('{TABLE}', 'rel', qi := [{names}])")
         value = row.fetchone()
-        return float(value[0]) if value else None
+        return (float(value[0]), "h") if value else None
     except duckdb.Error:
-        pass
-    try:
-        return release_gcp(con, TABLE, "rel", dict.fromkeys(qis))[0]
-    except RuntimeError:
         return None
 
 
@@ -249,7 +256,7 @@ def _line(
         return (shape, f"{size:,}", method, r["note"], "", "", "", "", "")
     floor = results.get((size, shape, "floor"), {}).get("time")
     census = results.get((size, "census", method), {}).get("time")
-    gcp = "" if r.get("gcp") is None else f"{100 * r['gcp']:.2f}"
+    gcp = "" if r.get("gcp") is None else f"{100 * r['gcp'][0]:.2f} {r['gcp'][1]}"
     return (
         shape,
         f"{size:,}",
