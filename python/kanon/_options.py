@@ -215,7 +215,10 @@ class AnonymizeKeywords(SearchKeywords, total=False):
         Opt(
             "BIGINT",
             methods=FOREST,
-            doc="rows per block (default 50,000; 5,000 with labels 'range')",
+            doc=(
+                "rows per block (default 50,000; 5,000 with labels 'range'); blocks the "
+                "exact search cannot prune are cut smaller"
+            ),
         ),
     ]
     effort: Annotated[
