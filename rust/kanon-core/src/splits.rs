@@ -12,8 +12,9 @@
 //! - [`float_splits`]: doubles: `(a, b)` splits at `m = a + (b - a) / 2` into `(a, m)`
 //!   (which holds `m`) and `(m, b)`; a range no wider than [`FLOAT_DELTA`] stops.
 //!
-//! Both return every value's node at every level as dense codes (in value order, which
-//! is a depth-first order of the tree) and the bounds of every node.
+//! Both take the distinct values in any order and return, for every value (in the
+//! order given), its rank and its node at every level as dense codes in value order
+//! (a depth-first order of the tree), and the bounds of every node.
 
 use crate::error::{KernelError, Result};
 
@@ -27,8 +28,8 @@ pub const MAX_SPLITS: u32 = 64;
 pub struct Splits<T> {
     /// Number of values `n`.
     pub values: usize,
-    /// `codes[(n - 1) * values + i]`: the dense code (in value order) of value `i`'s
-    /// node at level `n` (levels 1 ..= L).
+    /// `codes[l * values + i]`: at level `l` = 0 the rank of value `i` (as given) among
+    /// the values, at level `l` = 1 ..= L the dense code (in value order) of its node.
     pub codes: Vec<u32>,
     /// Lower bound of every node, level by level (level `n`'s nodes are
     /// `lo[bounds[n - 1]..bounds[n]]`, in code order).
@@ -40,10 +41,37 @@ pub struct Splits<T> {
 }
 
 impl<T> Splits<T> {
-    /// Number of levels above the values.
+    /// Number of levels above the values (L).
     pub fn levels(&self) -> usize {
         self.bounds.len().saturating_sub(1)
     }
+}
+
+/// The positions of `values` in ascending order, or the first two equal values.
+fn sorted<T: Copy + PartialOrd>(values: &[T]) -> std::result::Result<Vec<u32>, (T, usize)> {
+    // Fewer than 2^32 values (checked by the callers).
+    let mut pairs: Vec<(T, u32)> = values
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| (v, u32::try_from(i).unwrap_or(u32::MAX)))
+        .collect();
+    // The callers checked every value is comparable (within the range: not NaN).
+    pairs.sort_unstable_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal));
+    for w in pairs.windows(2) {
+        if w[0].0 == w[1].0 {
+            return Err((w[0].0, w[1].1 as usize));
+        }
+    }
+    Ok(pairs.into_iter().map(|(_, i)| i).collect())
+}
+
+fn too_many(n: usize) -> Result<()> {
+    if u32::try_from(n).is_err() {
+        return Err(invalid(format!(
+            "{n} values; at most 2^32 - 1 are supported"
+        )));
+    }
+    Ok(())
 }
 
 fn invalid(message: String) -> KernelError {
@@ -53,45 +81,44 @@ fn invalid(message: String) -> KernelError {
     }
 }
 
-/// Go's integer splits of `[0, span]` over sorted distinct `offsets` (values minus `lo`).
+/// Go's integer splits of `[0, span]` over distinct `offsets` (values minus `lo`).
 ///
 /// `splits` is the depth cap (the number of bits of `span` for the default hierarchy).
 ///
 /// # Errors
-/// [`KernelError::InvalidArgument`] when the offsets are not strictly increasing, one
-/// exceeds `span`, or `splits` exceeds [`MAX_SPLITS`].
+/// [`KernelError::InvalidArgument`] when two offsets are equal, one exceeds `span`,
+/// there are 2^32 or more, or `splits` exceeds [`MAX_SPLITS`].
+///
+/// # Complexity
+/// O(n log n + n · splits) time, O(n · splits) space.
 ///
 /// # Examples
 /// ```
 /// use kanon_core::splits::int_splits;
 /// // [0..3] splits into [0..1] and [2..3]; the values 0, 3 sit in different halves.
-/// let s = int_splits(&[0, 3], 3, 2).unwrap();
-/// assert_eq!(s.codes, vec![0, 1, 0, 0]); // level 1: [0..1], [2..3]; level 2: the root
+/// let s = int_splits(&[3, 0], 3, 2).unwrap();
+/// // ranks; level 1: [0..1], [2..3]; level 2: the root
+/// assert_eq!(s.codes, vec![1, 0, 1, 0, 0, 0]);
 /// assert_eq!((s.lo, s.hi), (vec![0, 2, 0], vec![1, 3, 3]));
 /// ```
 pub fn int_splits(offsets: &[u64], span: u64, splits: u32) -> Result<Splits<u64>> {
     check_splits(splits)?;
-    for (i, w) in offsets.windows(2).enumerate() {
-        if w[0] >= w[1] {
-            return Err(invalid(format!(
-                "values must be distinct and sorted; value {} ({}) is not below the next ({})",
-                i, w[0], w[1]
-            )));
-        }
+    too_many(offsets.len())?;
+    if let Some(&big) = offsets.iter().find(|&&x| x > span) {
+        return Err(invalid(format!(
+            "value {big} lies outside the range [0, {span}]"
+        )));
     }
-    if let Some(&last) = offsets.last() {
-        if last > span {
-            return Err(invalid(format!(
-                "value {last} lies outside the range [0, {span}]"
-            )));
-        }
-    }
-    Ok(build(offsets.len(), splits, |i, path| {
-        let x = u128::from(offsets[i]);
-        let (mut a, mut b) = (0u128, u128::from(span));
+    let order = sorted(offsets)
+        .map_err(|(x, i)| invalid(format!("values must be distinct; {x} (at {i}) repeats")))?;
+    Ok(build(&order, splits, |i, path| {
+        let x = offsets[i];
+        let (mut a, mut b) = (0u64, span);
         path.push((a, b));
         while a < b && path.len() <= splits as usize {
-            let cut = a + (b - a + 1) / 2;
+            // a + (b - a + 1) / 2, without overflow at b - a = u64::MAX.
+            let d = b - a;
+            let cut = a + (d - d / 2);
             if x < cut {
                 b = cut - 1;
             } else {
@@ -99,26 +126,29 @@ pub fn int_splits(offsets: &[u64], span: u64, splits: u32) -> Result<Splits<u64>
             }
             path.push((a, b));
         }
-    })
-    .map_bounds(|v| u64::try_from(v).unwrap_or(u64::MAX)))
+    }))
 }
 
-/// Go's float splits of `[lo, hi]` over sorted distinct finite `values`.
+/// Go's float splits of `[lo, hi]` over distinct `values`.
 ///
 /// `splits` is the depth cap (Go's `MaxSplit` of the range).
 ///
 /// # Errors
-/// [`KernelError::InvalidArgument`] when a value or bound is not finite, the values are
-/// not strictly increasing or leave `[lo, hi]`, or `splits` exceeds [`MAX_SPLITS`].
+/// [`KernelError::InvalidArgument`] when a bound is not finite, a value lies outside
+/// `[lo, hi]` (NaN does), two values are equal, there are 2^32 or more, or `splits`
+/// exceeds [`MAX_SPLITS`].
+///
+/// # Complexity
+/// O(n log n + n · splits) time, O(n · splits) space.
 ///
 /// # Examples
 /// ```
 /// use kanon_core::splits::float_splits;
 /// // (0..1) splits at 0.5; 0.5 itself belongs to the left half.
 /// let s = float_splits(&[0.5, 0.75], 0.0, 1.0, 1).unwrap();
-/// assert_eq!(s.codes, vec![0, 0]); // one level: the root
+/// assert_eq!(s.codes, vec![0, 1, 0, 0]); // ranks, then one level: the root
 /// let s = float_splits(&[0.5, 0.75], 0.0, 1.0, 2).unwrap();
-/// assert_eq!(s.codes, vec![0, 1, 0, 0]);
+/// assert_eq!(s.codes, vec![0, 1, 0, 1, 0, 0]);
 /// assert_eq!((s.lo, s.hi), (vec![0.0, 0.5, 0.0], vec![0.5, 1.0, 1.0]));
 /// ```
 pub fn float_splits(values: &[f64], lo: f64, hi: f64, splits: u32) -> Result<Splits<f64>> {
@@ -126,23 +156,15 @@ pub fn float_splits(values: &[f64], lo: f64, hi: f64, splits: u32) -> Result<Spl
     if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
         return Err(invalid(format!("the range [{lo}, {hi}] is not finite")));
     }
-    for (i, w) in values.windows(2).enumerate() {
-        if w[0].partial_cmp(&w[1]) != Some(std::cmp::Ordering::Less) {
-            return Err(invalid(format!(
-                "values must be distinct, sorted and finite; value {} ({}) is not below the \
-                 next ({})",
-                i, w[0], w[1]
-            )));
-        }
+    too_many(values.len())?;
+    if let Some(&x) = values.iter().find(|&&x| !(x >= lo && x <= hi)) {
+        return Err(invalid(format!(
+            "value {x} lies outside the range [{lo}, {hi}]"
+        )));
     }
-    if let (Some(&first), Some(&last)) = (values.first(), values.last()) {
-        if !(first >= lo && last <= hi) {
-            return Err(invalid(format!(
-                "the values [{first}, {last}] leave the range [{lo}, {hi}]"
-            )));
-        }
-    }
-    Ok(build(values.len(), splits, |i, path| {
+    let order = sorted(values)
+        .map_err(|(x, i)| invalid(format!("values must be distinct; {x} (at {i}) repeats")))?;
+    Ok(build(&order, splits, |i, path| {
         let x = values[i];
         let (mut a, mut b) = (lo, hi);
         path.push((a, b));
@@ -167,43 +189,51 @@ fn check_splits(splits: u32) -> Result<()> {
     Ok(())
 }
 
-impl<T: Copy> Splits<T> {
-    fn map_bounds<U>(self, f: impl Fn(T) -> U) -> Splits<U> {
-        Splits {
-            values: self.values,
-            codes: self.codes,
-            lo: self.lo.into_iter().map(&f).collect(),
-            hi: self.hi.into_iter().map(&f).collect(),
-            bounds: self.bounds,
-        }
-    }
-}
-
-/// Code every value's node at every level; `path(i, out)` pushes value `i`'s nodes from
-/// the root down (at most `splits + 1`).
+/// Code every value's node at every level, visiting the values in ascending `order`;
+/// `path(i, out)` pushes value `i`'s nodes from the root down (at most `splits + 1`).
 fn build<T: Copy + PartialEq>(
-    n: usize,
+    order: &[u32],
     splits: u32,
     mut path: impl FnMut(usize, &mut Vec<(T, T)>),
 ) -> Splits<T> {
+    let n = order.len();
     let levels = splits.max(1) as usize;
-    let mut codes = vec![0u32; levels * n];
+    // Codes by rank first, one row of `levels` codes per value (written in order), then
+    // moved to the values' positions: a row at a time, not a code at a time (the values
+    // come in any order, and a scattered write per code and level is slow).
+    let mut by_rank = vec![0u32; levels * n];
     // Per level: its nodes' bounds, in value order.
     let mut nodes: Vec<Vec<(T, T)>> = vec![Vec::new(); levels];
     let mut nodes_of = Vec::with_capacity(splits as usize + 1);
-    for i in 0..n {
+    for (rank, &i) in order.iter().enumerate() {
         nodes_of.clear();
-        path(i, &mut nodes_of);
+        path(i as usize, &mut nodes_of);
         let deepest = nodes_of.len() - 1;
-        for level in 1..=levels {
-            let depth = (splits as usize).saturating_sub(level).min(deepest);
+        let row = &mut by_rank[rank * levels..(rank + 1) * levels];
+        for (level, (code, list)) in row.iter_mut().zip(nodes.iter_mut()).enumerate() {
+            let depth = (splits as usize).saturating_sub(level + 1).min(deepest);
             let node = nodes_of[depth];
-            let list = &mut nodes[level - 1];
             if list.last() != Some(&node) {
                 list.push(node);
             }
-            // At most n nodes per level, and n values fit a u32 list.
-            codes[(level - 1) * n + i] = u32::try_from(list.len() - 1).unwrap_or(u32::MAX);
+            // Fewer than 2^32 values (checked), so codes fit.
+            *code = u32::try_from(list.len() - 1).unwrap_or(u32::MAX);
+        }
+    }
+    let mut codes = vec![0u32; (levels + 1) * n];
+    for (rank, &i) in order.iter().enumerate() {
+        codes[i as usize] = u32::try_from(rank).unwrap_or(u32::MAX);
+    }
+    let (ranks, above) = codes.split_at_mut(n);
+    // In blocks of values whose rows stay in cache, a level at a time (the levels lie
+    // n codes apart: writing them all per value would thrash the same cache sets).
+    const BLOCK: usize = 2048;
+    for (b, block) in ranks.chunks(BLOCK).enumerate() {
+        for (level, out) in above.chunks_exact_mut(n).enumerate() {
+            let out = &mut out[b * BLOCK..b * BLOCK + block.len()];
+            for (slot, &rank) in out.iter_mut().zip(block) {
+                *slot = by_rank[rank as usize * levels + level];
+            }
         }
     }
     let mut bounds = vec![0];
@@ -230,7 +260,7 @@ mod tests {
     fn path<T: Copy>(s: &Splits<T>, i: usize) -> Vec<(T, T)> {
         (0..s.levels())
             .map(|l| {
-                let c = s.codes[l * s.values + i] as usize + s.bounds[l];
+                let c = s.codes[(l + 1) * s.values + i] as usize + s.bounds[l];
                 (s.lo[c], s.hi[c])
             })
             .collect()
@@ -243,7 +273,12 @@ mod tests {
         assert_eq!(path(&s, 1), vec![(2, 3), (0, 3), (0, 7)]);
         assert_eq!(path(&s, 2), vec![(4, 5), (4, 7), (0, 7)]);
         // Level 1 codes are dense in value order.
-        assert_eq!(&s.codes[..4], &[0, 1, 2, 3]);
+        assert_eq!(&s.codes[4..8], &[0, 1, 2, 3]);
+        // Any order in, codes by position out.
+        let t = int_splits(&[7, 0, 4, 3], 7, 3).unwrap();
+        assert_eq!(&t.codes[..4], &[3, 0, 2, 1]);
+        assert_eq!(path(&t, 3), path(&s, 1));
+        assert_eq!((&t.lo, &t.hi), (&s.lo, &s.hi));
         // [0..5]: 3 is a leaf after two splits ([3..5] -> [3..3]), 5 after three.
         let s = int_splits(&[3, 5], 5, 3).unwrap();
         assert_eq!(path(&s, 0), vec![(3, 3), (3, 5), (0, 5)]);
@@ -258,7 +293,7 @@ mod tests {
         assert_eq!(s.levels(), 64);
         assert_eq!(path(&s, 1)[0], (u64::MAX - 1, u64::MAX));
         assert_eq!(path(&s, 1)[62], (1 << 63, u64::MAX));
-        assert!(int_splits(&[2, 1], 3, 2).is_err());
+        assert!(int_splits(&[2, 1, 2], 3, 2).is_err());
         assert!(int_splits(&[4], 3, 2).is_err());
         assert!(int_splits(&[1], 3, 65).is_err());
     }
@@ -267,8 +302,8 @@ mod tests {
     fn float_paths_and_tolerance() {
         let s = float_splits(&[0.0, 1e-6, 1.0], 0.0, 1.0, 17).unwrap();
         // 0 and 1e-6 share the smallest range (no wider than 1e-5).
-        assert_eq!(s.codes[0], s.codes[1]);
-        assert_ne!(s.codes[1], s.codes[2]);
+        assert_eq!(s.codes[3], s.codes[4]);
+        assert_ne!(s.codes[4], s.codes[5]);
         assert_eq!(path(&s, 2)[16], (0.0, 1.0));
         assert!(float_splits(&[f64::NAN], 0.0, 1.0, 1).is_err());
         assert!(float_splits(&[2.0], 0.0, 1.0, 1).is_err());

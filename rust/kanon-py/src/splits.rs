@@ -33,19 +33,20 @@ struct FloatOptions {
 /// ``[lo, hi]`` over one column's values per row.
 ///
 /// Args:
-///     offsets: ``UBIGINT[]``, the sorted distinct values minus ``lo`` (for decimals,
-///         of their unscaled integers).
+///     offsets: ``UBIGINT[]``, the distinct values minus ``lo`` (for decimals, of their
+///         unscaled integers), in any order.
 ///     options: JSON: ``span`` (``hi - lo``) and ``splits`` (the number of bits of
 ///         ``span``).
 ///
 /// Returns:
 ///     Per row (NULL when an argument is NULL) a struct: ``codes`` per level
-///     ``1 … L`` (``L = max(splits, 1)``) the dense code of every value's node (in value
-///     order), ``lo`` and ``hi`` per level the bounds (offsets) of every node, by code.
+///     ``0 … L`` (``L = max(splits, 1)``) a code of every value, as given: at level 0
+///     its rank among the values, above the dense code of its node (in value order);
+///     ``lo`` and ``hi`` per level ``1 … L`` the bounds (offsets) of every node, by code.
 ///
 /// Raises:
-///     InvalidInputError: values not sorted and distinct or outside ``[0, span]``,
-///         more than 64 splits, malformed options.
+///     InvalidInputError: values not distinct or outside ``[0, span]``, more than 64
+///         splits, malformed options.
 #[pyfunction]
 #[pyo3(name = "int_splits")]
 pub(crate) fn int_splits_kernel<'py>(
@@ -74,7 +75,7 @@ pub(crate) fn int_splits_kernel<'py>(
 /// ``[lo, hi]`` over one column's values per row.
 ///
 /// Args:
-///     values: ``DOUBLE[]``, the sorted distinct finite values.
+///     values: ``DOUBLE[]``, the distinct values, in any order.
 ///     options: JSON: ``lo``, ``hi`` and ``splits`` (Go's ``MaxSplit`` of the range).
 ///
 /// Returns:
@@ -82,8 +83,8 @@ pub(crate) fn int_splits_kernel<'py>(
 ///     ``kanon_int_splits``, ``lo`` and ``hi`` per level the bounds of every node.
 ///
 /// Raises:
-///     InvalidInputError: values not sorted, distinct and finite or outside
-///         ``[lo, hi]``, more than 64 splits, malformed options.
+///     InvalidInputError: values not distinct or outside ``[lo, hi]``, more than 64
+///         splits, malformed options.
 #[pyfunction]
 #[pyo3(name = "float_splits")]
 pub(crate) fn float_splits_kernel<'py>(
@@ -129,7 +130,7 @@ impl<T: ArrowPrimitiveType> Output<T> {
     fn push(&mut self, s: Option<&Splits<T::Native>>) {
         match s {
             Some(s) => {
-                let levels: Vec<usize> = (0..=s.levels()).map(|l| l * s.values).collect();
+                let levels: Vec<usize> = (0..=s.levels() + 1).map(|l| l * s.values).collect();
                 self.codes.push(Some((&s.codes, &levels)));
                 self.lo.push(Some((&s.lo, &s.bounds)));
                 self.hi.push(Some((&s.hi, &s.bounds)));
