@@ -177,3 +177,20 @@ def test_default_specs_are_those_of_default_spec(con: duckdb.DuckDBPyConnection)
     one_by_one = [default_spec(con, '"t"', c, typ) for c, typ in cols]
     assert default_specs(con, '"t"', cols) == one_by_one
     assert [s["kind"] for s in one_by_one] == ["int", "float", "suppress", "ranks", "ranks"]
+
+
+def test_interval_defaults_name_their_columns_as_described(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    con.execute(
+        "CREATE TABLE t AS SELECT i AS a, CAST(i AS DOUBLE) / 3 AS b, "
+        "CAST(i AS DECIMAL(9,3)) AS c, CAST(i AS UTINYINT) AS d, 7 AS e, CAST(i AS FLOAT) AS f "
+        "FROM range(50) r(i)"
+    )
+    qis = resolve_qis(con, resolve_table(con, "t"), ("a", "b", "c", "d", "e", "f"), [])
+    for q in qis:
+        assert q.codes
+        described = con.execute(f"DESCRIBE {q.select}").fetchall()
+        levels = [(str(r[0]), str(r[1])) for r in described if str(r[0]).startswith("level_")]
+        assert q.labels == tuple(name for name, _ in levels)
+        assert q.level0_type == levels[0][1]

@@ -632,6 +632,15 @@ def has_codes(spec: dict[str, Any]) -> bool:
     return spec["kind"] in ("int", "decimal", "float")
 
 
+def interval_levels(spec: dict[str, Any]) -> int:
+    """The levels above the leaves of an interval default (:func:`has_codes`)."""
+    if spec["kind"] == "float":
+        splits = _float_splits(float(spec["lo"]), float(spec["hi"]))
+    else:
+        splits = (int(spec["hi"]) - int(spec["lo"])).bit_length()
+    return max(splits, 1)
+
+
 def default_outside(expr: str, spec: dict[str, Any] | None, typ: str) -> str | None:
     """SQL that is true when value ``expr`` lies outside the range a default was planned for.
 

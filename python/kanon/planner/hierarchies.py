@@ -21,6 +21,7 @@ from kanon.hierarchy.numbers import (
     default_spec,
     default_specs,
     has_codes,
+    interval_levels,
 )
 from kanon.planner.sql import Cte, internal, with_query
 
@@ -84,9 +85,15 @@ def hierarchy_of(
         codes = has_codes(spec)
         leaves = leaves_from(source, col.name, col.type)
         select = default_select(leaves, spec, col.type, codes=codes)
-        described = con.execute(f"DESCRIBE {select}").fetchall()
-        labels = tuple(str(r[0]) for r in described if not str(r[0]).startswith(CODE_PREFIX))
-        level0 = str(described[0][1])
+        if codes and domain is None:
+            # Known without binding the select (which takes a while): its leaves are
+            # the column's own values.
+            labels = tuple(f"level_{i}" for i in range(interval_levels(spec) + 1))
+            level0 = col.type
+        else:
+            described = con.execute(f"DESCRIBE {select}").fetchall()
+            labels = tuple(str(r[0]) for r in described if not str(r[0]).startswith(CODE_PREFIX))
+            level0 = str(described[0][1])
         return QuasiIdentifier(
             col, None, select, labels, level0, weight, spec, codes, source if codes else None
         )
