@@ -8,11 +8,16 @@ default of a statement.
 
 from __future__ import annotations
 
+import json
+import math
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
 import pytest
 
+from kanon import _core
 from kanon._catalog import resolve_table
+from kanon.exceptions import InvalidInputError
 from kanon.hierarchy.base import leaves_from
 from kanon.hierarchy.numbers import (
     CODE_PREFIX,
@@ -194,3 +199,29 @@ def test_interval_defaults_name_their_columns_as_described(
         levels = [(str(r[0]), str(r[1])) for r in described if str(r[0]).startswith("level_")]
         assert q.labels == tuple(name for name, _ in levels)
         assert q.level0_type == levels[0][1]
+
+
+def test_splits_kernels_on_arrow() -> None:
+    u64s, f64s = pa.list_(pa.uint64()), pa.list_(pa.float64())
+    opts = pa.array(
+        [json.dumps({"span": 3, "splits": 2}), None, json.dumps({"span": 0, "splits": 0})]
+    )
+    out = _core.int_splits(pa.array([[3, 0], [1], []], u64s), opts).to_pylist()
+    assert out[0] == {"codes": [[1, 0], [1, 0], [0, 0]], "lo": [[0, 2], [0]], "hi": [[1, 3], [3]]}
+    assert out[1] is None
+    assert out[2] == {"codes": [[], []], "lo": [[]], "hi": [[]]}
+    floats = _core.float_splits(
+        pa.array([[0.75, 0.5]], f64s), pa.array([json.dumps({"lo": 0.0, "hi": 1.0, "splits": 2})])
+    ).to_pylist()
+    assert floats[0]["codes"] == [[1, 0], [1, 0], [0, 0]]
+    assert floats[0]["lo"] == [[0.0, 0.5], [0.0]]
+    with pytest.raises(InvalidInputError, match="distinct"):
+        _core.int_splits(pa.array([[1, 1]], u64s), opts[:1])
+    with pytest.raises(InvalidInputError, match="outside"):
+        _core.int_splits(pa.array([[4]], u64s), opts[:1])
+    with pytest.raises(InvalidInputError, match="unknown field"):
+        _core.int_splits(pa.array([[1]], u64s), pa.array(['{"span": 3, "splits": 2, "x": 1}']))
+    with pytest.raises(InvalidInputError, match="outside"):
+        _core.float_splits(
+            pa.array([[math.nan]], f64s), pa.array(['{"lo": 0.0, "hi": 1.0, "splits": 2}'])
+        )
