@@ -10,11 +10,13 @@ __all__ = [
     "__version__",
     "class_stats",
     "encode_strings",
+    "float_splits",
     "forest",
     "forest_extend",
     "groupify",
     "historic",
     "hkp",
+    "int_splits",
     "mondrian",
     "optimal",
     "progress",
@@ -72,6 +74,8 @@ def optimal(
 def historic(
     tuples: _Arrow, counts: _Arrow, hierarchies: _Arrow, k: _Arrow, options: _Arrow
 ) -> _Array: ...
+def int_splits(offsets: _Arrow, options: _Arrow) -> _Array: ...
+def float_splits(values: _Arrow, options: _Arrow) -> _Array: ...
 def hkp(tx: _Arrow, n: _Arrow, n_items: _Arrow, private: _Arrow, options: _Arrow) -> _Array: ...
 def encode_strings(values: list[str | None]) -> tuple[_Array, list[int]]: ...
 def validate_hierarchy(levels: list[_Arrow]) -> int: ...

@@ -281,7 +281,9 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     def plan_anonymize_udf(text: str) -> str:
         a = parse("kanon", text)
         options = AnonymizeOptions.of(_required_k("kanon", a), a["qi"], a)
-        # The values are checked as the SQL runs: DuckDB binds this call twice.
+        # The values are checked as the SQL runs, not here. DuckDB plans a statement
+        # once through execute(); the relation API (con.sql) binds it twice, at con.sql()
+        # and again to run it: no cache, as the table may change in between.
         return plan_anonymize(cursors(), a["tbl"], options, check_values=False).sql
 
     def plan_search_udf(text: str) -> str:

@@ -140,6 +140,18 @@ KERNELS: tuple[Kernel, ...] = (
         f"STRUCT(levels UINTEGER[], cells UBIGINT[], stats {_HISTORIC_STATS})",
     ),
     Kernel(
+        "kanon_int_splits",
+        "int_splits",
+        ("UBIGINT[]", "VARCHAR"),
+        "STRUCT(codes UINTEGER[][], lo UBIGINT[][], hi UBIGINT[][])",
+    ),
+    Kernel(
+        "kanon_float_splits",
+        "float_splits",
+        ("DOUBLE[]", "VARCHAR"),
+        "STRUCT(codes UINTEGER[][], lo DOUBLE[][], hi DOUBLE[][])",
+    ),
+    Kernel(
         "kanon_hkp_run",
         "hkp",
         ("UINTEGER[][]", "UBIGINT", "UBIGINT", "UINTEGER[]", "VARCHAR"),

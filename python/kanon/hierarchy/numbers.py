@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import math
 from decimal import Context, Decimal
 from typing import TYPE_CHECKING, Any
 
-from kanon._sql import literal
+from kanon._sql import ident, literal
 from kanon._types import DATE_TYPES, FLOAT_TYPES, INT_TYPES
 from kanon.exceptions import InvalidInputError
 from kanon.hierarchy.base import (
@@ -18,6 +19,7 @@ from kanon.hierarchy.base import (
     _dates_sql,
     _is_int,
     _is_number,
+    _leaf,
     _leaves_sql,
     _level_cols,
     _num,
@@ -29,6 +31,8 @@ from kanon.hierarchy.base import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
     import duckdb
 
 
@@ -353,6 +357,118 @@ def _binary_float_sql(leaves: str, lo: float, hi: float, *, exact: bool = False)
     return _binary_sql(leaves, recursion, splits, label)
 
 
+#: The helper columns of a default interval hierarchy's codes (see :func:`default_select`).
+CODE_PREFIX = "__kanon_node_"
+
+
+def _splits_kernel_sql(
+    leaves: str,
+    *,
+    kernel: str,
+    key: str,
+    within: str,
+    options: dict[str, Any],
+    levels: int,
+    label: Callable[[str, str], str],
+    codes: bool,
+) -> str:
+    """The binary splits of ``leaves`` by kernel ``kernel`` (one call over every value).
+
+    ``key`` is a leaf's kernel input (an offset from ``lo``, or the double), ``within``
+    the condition that a leaf lies in the planned range (the others get no row: the
+    coded rows stop on them), ``label(a, b)`` the SQL of a node's label from its bounds.
+    The kernel returns every value's rank and node per level as dense codes (by
+    position: nothing is sorted in SQL) and every node's bounds; only the nodes are
+    labelled, and each value finds its labels by its codes.
+    """
+    opts = literal(json.dumps(options))
+    node_labels = ", ".join(
+        f"list_transform(r.lo[{n}], lambda a, i: {label('a', f'r.hi[{n}][i]')}) AS n{n}"
+        for n in range(1, levels + 1)
+    )
+    unnested = ", ".join(f"unnest(r.codes[{n + 1}]) AS c{n}" for n in range(levels + 1))
+    exprs = ["u.p.v"] + [f"l.n{n}[u.c{n} + 1]" for n in range(1, levels + 1)]
+    cols = _level_cols(exprs)
+    if codes:
+        cols += ", " + ", ".join(
+            f"u.c{n} AS {ident(f'{CODE_PREFIX}{n}')}" for n in range(levels + 1)
+        )
+    return f"""
+        WITH s AS (
+            SELECT p, {kernel}(list_transform(p, lambda x: x.k), {opts}) AS r
+            FROM (SELECT list({{'v': v, 'k': {key}}}) AS p FROM ({leaves}) WHERE {within})
+        ),
+        l AS (SELECT {node_labels} FROM s),
+        u AS (SELECT unnest(p) AS p, {unnested} FROM s)
+        SELECT {cols} FROM u, l
+    """
+
+
+def _int_splits_sql(leaves: str, lo: int, hi: int, scale: int = 0, *, codes: bool = False) -> str:
+    """:func:`_binary_int_sql` by the splits kernel (same labels, one row per value)."""
+    splits = (hi - lo).bit_length()
+    if splits > _MAX_SPLIT_LEVELS:
+        raise _too_deep(splits)
+    cast = _int_type(lo, hi, hi - lo + 1)
+    low, high = _int_lit(lo, cast), _int_lit(hi, cast)
+    if scale:
+        x = f"CAST(replace(CAST(v AS VARCHAR), '.', '') AS {cast})"
+        unit = _int_lit(10**scale, "HUGEINT")
+
+        def text(o: str) -> str:
+            e = f"({low} + CAST({o} AS {cast}))"
+            return (
+                f"(CASE WHEN {e} < 0 THEN '-' ELSE '' END || CAST(abs({e}) // {unit} AS VARCHAR) "
+                f"|| '.' || lpad(CAST(abs({e}) % {unit} AS VARCHAR), {scale}, '0'))"
+            )
+
+    else:
+        x = f"CAST(v AS {cast})"
+
+        def text(o: str) -> str:
+            return f"CAST({low} + CAST({o} AS {cast}) AS VARCHAR)"
+
+    return _splits_kernel_sql(
+        leaves,
+        kernel="kanon_int_splits",
+        key=f"CAST({x} - {low} AS UBIGINT)",
+        within=f"{x} BETWEEN {low} AND {high}",
+        options={"span": hi - lo, "splits": splits},
+        levels=max(splits, 1),
+        label=lambda a, b: (
+            f"CASE WHEN {a} = {b} THEN '[' || {text(a)} || ']' "
+            f"ELSE '[' || {text(a)} || '..' || {text(b)} || ']' END"
+        ),
+        codes=codes,
+    )
+
+
+def _float_splits_sql(leaves: str, lo: float, hi: float, *, codes: bool = False) -> str:
+    """:func:`_binary_float_sql` with ``exact`` labels by the splits kernel."""
+    if not math.isfinite(hi - lo):
+        msg = f"the range [{lo!r}, {hi!r}] is too wide for binary splits; pass width="
+        raise InvalidInputError(msg)
+    splits = _float_splits(lo, hi)
+    x = "CAST(v AS DOUBLE)"
+
+    def text(e: str) -> str:
+        return f"CAST({e} AS VARCHAR)"
+
+    return _splits_kernel_sql(
+        leaves,
+        kernel="kanon_float_splits",
+        key=x,
+        within=f"{x} BETWEEN {_num(lo)} AND {_num(hi)}",
+        options={"lo": lo, "hi": hi, "splits": splits},
+        levels=max(splits, 1),
+        label=lambda a, b: (
+            f"CASE WHEN {a} = {b} THEN '(' || {text(a)} || ')' "
+            f"ELSE '(' || {text(a)} || '..' || {text(b)} || ')' END"
+        ),
+        codes=codes,
+    )
+
+
 def _splits_fit(lo: float, hi: float) -> bool:
     """Whether Go's float splits of ``[lo, hi]`` take at most ``_MAX_SPLIT_LEVELS`` levels."""
     if not math.isfinite(hi - lo):
@@ -405,65 +521,124 @@ def default_spec(
     Raises:
         InvalidInputError: A date column holds infinity.
     """
+    return default_specs(con, source_sql, [(column, typ)])[0]
+
+
+def default_specs(
+    con: duckdb.DuckDBPyConnection, source_sql: str, columns: Sequence[tuple[str, str]]
+) -> list[dict[str, Any]]:
+    """:func:`default_spec` of several ``(column, type)`` of one relation, in one query.
+
+    One aggregate pass over ``source_sql`` reads what every column's choice needs; only
+    a column falling back to ``"ranks"`` (a rare, huge range) costs a query of its own.
+
+    Raises:
+        InvalidInputError: A date column holds infinity.
+    """
+    aggs: list[str] = []
+    slots: list[tuple[int, int]] = []  # per column, where its aggregates start and end
+    for column, typ in columns:
+        base = typ.split("(")[0]
+        c = ident(column)
+        v = _leaf(c, typ)
+        first = len(aggs)
+        if base in INT_TYPES or base == "DECIMAL":
+            aggs += [f"min({v})", f"max({v})"]
+        elif base in FLOAT_TYPES:
+            d = f"CAST({v} AS DOUBLE)"
+            aggs += [f"min({d})", f"max({d})", f"count({c}) FILTER (WHERE NOT isfinite({d}))"]
+        elif base in DATE_TYPES:
+            aggs.append(f"count({c}) FILTER (WHERE NOT isfinite({c}))")
+        slots.append((first, len(aggs)))
+    row = _agg(con, f"SELECT {', '.join(aggs)} FROM {source_sql}") if aggs else ()
+    return [
+        _spec_of(con, source_sql, column, typ, row[a:b])
+        for (column, typ), (a, b) in zip(columns, slots, strict=True)
+    ]
+
+
+def _spec_of(
+    con: duckdb.DuckDBPyConnection,
+    source_sql: str,
+    column: str,
+    typ: str,
+    agg: tuple[Any, ...],
+) -> dict[str, Any]:
+    """A column's default spec from its aggregates (see :func:`default_specs`)."""
     base = typ.split("(")[0]
-    leaves = leaves_from(source_sql, column, typ)
     if base in INT_TYPES:
-        lo, hi = _agg(con, f"SELECT min(v), max(v) FROM ({leaves})")
+        lo, hi = agg
         if lo is None:
             return {"kind": "suppress"}
         if (int(hi) - int(lo)).bit_length() > _MAX_SPLIT_LEVELS:
-            return _ranks_spec(con, leaves)
+            return _ranks_spec(con, leaves_from(source_sql, column, typ))
         return {"kind": "int", "lo": int(lo), "hi": int(hi)}
     if base == "DECIMAL":
-        lo, hi = _agg(con, f"SELECT min(v), max(v) FROM ({leaves})")
+        lo, hi = agg
         if lo is None:
             return {"kind": "suppress"}
         scale = _decimal_scale(typ)
         ulo, uhi = int(Decimal(lo).scaleb(scale, _EXACT)), int(Decimal(hi).scaleb(scale, _EXACT))
         if (uhi - ulo).bit_length() > _MAX_SPLIT_LEVELS:
-            return _ranks_spec(con, leaves)
+            return _ranks_spec(con, leaves_from(source_sql, column, typ))
         return {"kind": "decimal", "lo": ulo, "hi": uhi, "scale": scale}
     if base in FLOAT_TYPES:
-        lo, hi, bad = _agg(
-            con,
-            "SELECT min(CAST(v AS DOUBLE)), max(CAST(v AS DOUBLE)), "
-            f"count(*) FILTER (WHERE NOT isfinite(CAST(v AS DOUBLE))) FROM ({leaves})",
-        )
+        lo, hi, bad = agg
         if lo is None and not bad:
             return {"kind": "suppress"}
         if bad or not _splits_fit(float(lo), float(hi)):
-            return _ranks_spec(con, leaves)
+            return _ranks_spec(con, leaves_from(source_sql, column, typ))
         return {"kind": "float", "lo": float(lo), "hi": float(hi)}
     if base in DATE_TYPES:
-        if _agg(con, f"SELECT count(*) FROM ({leaves}) WHERE NOT isfinite(v)")[0]:
+        if agg[0]:
             msg = f"column {column!r} holds infinite dates, which have no calendar"
             raise InvalidInputError(msg)
         return {"kind": "dates"}
     return {"kind": "suppress"}
 
 
-def default_select(leaves: str, spec: dict[str, Any], typ: str) -> str:
+def default_select(leaves: str, spec: dict[str, Any], typ: str, *, codes: bool = False) -> str:
     """The SELECT (columns ``level_0`` … ``level_L``) of a default hierarchy over ``leaves``.
 
     ``leaves`` is SQL selecting distinct non-NULL values of type ``typ`` as column ``v``;
-    ``spec`` comes from :func:`default_spec`. Interval hierarchies need every leaf within
-    ``[lo, hi]`` (see :func:`default_outside`).
+    ``spec`` comes from :func:`default_spec`. Interval hierarchies (built by the
+    ``kanon_int_splits`` / ``kanon_float_splits`` kernels, which must be installed on
+    the connection) leave out leaves outside ``[lo, hi]`` (see :func:`default_outside`);
+    with ``codes`` they add columns ``CODE_PREFIX || n`` for ``n`` = 0 … L: the leaf's
+    position in value order and its node's dense code (in value order) at level ``n``.
+    Their rows come in no particular order.
+    Use :func:`has_codes` to know whether a spec gets them.
 
     Raises:
         InvalidInputError: A range is too wide to split.
     """
     kind = spec["kind"]
     if kind == "int":
-        return _binary_int_sql(leaves, int(spec["lo"]), int(spec["hi"]))
+        return _int_splits_sql(leaves, int(spec["lo"]), int(spec["hi"]), codes=codes)
     if kind == "decimal":
-        return _binary_int_sql(leaves, int(spec["lo"]), int(spec["hi"]), int(spec["scale"]))
+        lo, hi, scale = int(spec["lo"]), int(spec["hi"]), int(spec["scale"])
+        return _int_splits_sql(leaves, lo, hi, scale, codes=codes)
     if kind == "float":
-        return _binary_float_sql(leaves, float(spec["lo"]), float(spec["hi"]), exact=True)
+        return _float_splits_sql(leaves, float(spec["lo"]), float(spec["hi"]), codes=codes)
     if kind == "ranks":
         return _ranks_sql(leaves, int(spec["levels"]), typ)
     if kind == "dates":
         return _dates_sql(leaves, typ)
     return _suppress_sql(leaves)
+
+
+def has_codes(spec: dict[str, Any]) -> bool:
+    """Whether :func:`default_select` of ``spec`` can add the code columns."""
+    return spec["kind"] in ("int", "decimal", "float")
+
+
+def interval_levels(spec: dict[str, Any]) -> int:
+    """The levels above the leaves of an interval default (:func:`has_codes`)."""
+    if spec["kind"] == "float":
+        splits = _float_splits(float(spec["lo"]), float(spec["hi"]))
+    else:
+        splits = (int(spec["hi"]) - int(spec["lo"])).bit_length()
+    return max(splits, 1)
 
 
 def default_outside(expr: str, spec: dict[str, Any] | None, typ: str) -> str | None:

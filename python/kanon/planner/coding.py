@@ -98,26 +98,61 @@ def coded_hierarchy(hierarchy: Cte, q: QuasiIdentifier, src: str) -> str:
     ``a0`` the leaf in depth-first order and ``a{l}`` the label at level ``l`` (dense),
     plus a NULL leaf
     right under the root when the column holds NULLs (``vk`` and ``k`` NULL).
+
+    A default interval hierarchy brings its codes (``c0 … cL``, in value order): taken
+    as they are where they are dense over ``src``'s values, else ranked.
     """
     top = q.height
     c = ident(q.column.name)
     h = hierarchy.ref
-    path = ", ".join([f"l{i}" for i in range(top, 0, -1)] + ["k"])
-    levels = ", ".join(
-        f"(dense_rank() OVER (ORDER BY l{i}) - 1)::UINTEGER AS a{i}" for i in range(1, top + 1)
-    )
-    nulls = ", ".join(["NULL"] * (top + 1))  # vk, k and the labels below the root
     labels = ", ".join(f"l{i}" for i in range(1, top + 1))
     key = leaf_key(c, q)
     on = value_text("d.vk", q.column.type) if keyed_by_value(q) else "d.vk"
+    nulls_exist = f"EXISTS (SELECT 1 FROM {src} WHERE {c} IS NULL)"
     # The distinct keys first: only they are cast to text.
+    present = (
+        f"(SELECT DISTINCT {key} AS vk FROM {src} WHERE {c} IS NOT NULL) d JOIN {h} h ON {on} = h.k"
+    )
+    if q.codes and q.codes_over == src:
+        # Built from the values of src within its range (the rows of any other value
+        # stop): every leaf is present, no join needed. The NULL leaf comes last at
+        # every level but the root's.
+        vk = "h.v" if keyed_by_value(q) else "h.k"
+        codes = ", ".join(f"h.c{i} AS a{i}" for i in range(top + 1))
+        widths = ", ".join(
+            ["count(*)::UINTEGER"]
+            + [f"coalesce(max(c{i}) + 1, 0)::UINTEGER" for i in range(1, top)]
+            + ["0::UINTEGER", f"max(l{top})"]
+        )
+        null_codes = ", ".join(f"w{i}" for i in range(top + 1))
+        names = ", ".join(f"w{i}" for i in range(top + 1))
+        return (
+            f"SELECT {vk} AS vk, h.k, {labels}, {codes} FROM {h} h "
+            f"UNION ALL SELECT {', '.join(['NULL'] * (top + 1))}, root, {null_codes} "
+            f"FROM (SELECT {widths} FROM {h}) w({names}, root) WHERE {nulls_exist}"
+        )
+    nulls = ", ".join(["NULL"] * (top + 1))  # vk, k and the labels below the root
+    if q.codes:
+        # Ordered codes: ranked over the values present (NULLs, the NULL leaf, last).
+        path = "c0"
+        order = [f"c{i}" for i in range(top + 1)]
+        extra = ", " + ", ".join(f"h.c{i}" for i in range(top + 1))
+        null_extra = ", " + ", ".join(["NULL"] * top + ["0"])
+    else:
+        path = ", ".join([f"l{i}" for i in range(top, 0, -1)] + ["k"])
+        order = ["", *(f"l{i}" for i in range(1, top + 1))]
+        extra = null_extra = ""
+    levels = ", ".join(
+        f"(dense_rank() OVER (ORDER BY {order[i]}) - 1)::UINTEGER AS a{i}"
+        for i in range(1, top + 1)
+    )
+    cols = f"d.vk, h.k, {labels}{extra}" if q.codes else "d.vk, h.*"
     return (
         f"SELECT vk, k, {labels}, "
         f"(dense_rank() OVER (ORDER BY {path}) - 1)::UINTEGER AS a0, {levels} FROM ("
-        f"SELECT d.vk, h.* FROM (SELECT DISTINCT {key} AS vk FROM {src} WHERE {c} IS NOT NULL) "
-        f"d JOIN {h} h ON {on} = h.k "
-        f"UNION ALL SELECT {nulls}, (SELECT max(l{top}) FROM {h}) "
-        f"WHERE EXISTS (SELECT 1 FROM {src} WHERE {c} IS NULL))"
+        f"SELECT {cols} FROM {present} "
+        f"UNION ALL SELECT {nulls}, (SELECT max(l{top}) FROM {h}){null_extra} "
+        f"WHERE {nulls_exist})"
     )
 
 
@@ -146,7 +181,8 @@ def coded_ctes(
         # The table changed since planning (or the SQL is rerun later): a value without
         # a leaf, or outside the range a default interval hierarchy was planned for,
         # stops the query rather than losing its row or getting a wrong label.
-        guard = f"WHEN v{j}.a0 IS NULL THEN error({_missing(table, q, key)}) "
+        # A value outside its default's range has no leaf: that check comes first.
+        guard = ""
         outside = default_outside(f"s.{ident(q.column.name)}", q.default, q.column.type)
         if outside is not None and q.default is not None:
             text = literal(
@@ -155,6 +191,7 @@ def coded_ctes(
                 "plan the query again: "
             )
             guard += f"WHEN {outside} THEN error({text} || {key}) "
+        guard += f"WHEN v{j}.a0 IS NULL THEN error({_missing(table, q, key)}) "
         selects.append(f"CASE {guard}ELSE v{j}.a0 END AS {code_column(j)}")
         joins.append(
             f"LEFT JOIN {values[j].ref} v{j} "

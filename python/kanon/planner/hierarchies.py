@@ -15,7 +15,14 @@ from kanon._catalog import Column, Table, UnknownTableError, resolve_columns, re
 from kanon._sql import ident
 from kanon.exceptions import ConfigError, HierarchyError
 from kanon.hierarchy.base import leaves_from, value_text
-from kanon.hierarchy.numbers import default_select, default_spec
+from kanon.hierarchy.numbers import (
+    CODE_PREFIX,
+    default_select,
+    default_spec,
+    default_specs,
+    has_codes,
+    interval_levels,
+)
 from kanon.planner.sql import Cte, internal, with_query
 
 if TYPE_CHECKING:
@@ -44,6 +51,11 @@ class QuasiIdentifier:
     level0_type: str  # type of the hierarchy's level-0 column
     weight: float
     default: dict[str, Any] | None = None  # the type default's spec (no hierarchy table)
+    # A default interval hierarchy's select also has its nodes' codes (level 0 first, in
+    # value order: see default_select); they are dense over the values of codes_over
+    # (the relation it was built from), merely ordered over any other.
+    codes: bool = False
+    codes_over: str | None = None
 
     @property
     def height(self) -> int:
@@ -58,20 +70,33 @@ def hierarchy_of(
     name: str | None,
     weight: float,
     domain: str | None = None,
+    spec: dict[str, Any] | None = None,
 ) -> QuasiIdentifier:
     """``col``'s hierarchy: the configured table ``name``, else the type's default.
 
     A default hierarchy covers the values of ``domain`` (SQL of rows holding the column,
-    e.g. the table and a population together), by default the table's.
+    e.g. the table and a population together), by default the table's; ``spec`` is its
+    :func:`~kanon.hierarchy.default_spec` over them, when already known.
     """
     if name is None:
         source = table.sql if domain is None else domain
-        spec = default_spec(con, source, col.name, col.type)
-        select = default_select(leaves_from(source, col.name, col.type), spec, col.type)
-        described = con.execute(f"DESCRIBE {select}").fetchall()
-        labels = tuple(str(r[0]) for r in described)
-        level0 = str(described[0][1])
-        return QuasiIdentifier(col, None, select, labels, level0, weight, spec)
+        if spec is None:
+            spec = default_spec(con, source, col.name, col.type)
+        codes = has_codes(spec)
+        leaves = leaves_from(source, col.name, col.type)
+        select = default_select(leaves, spec, col.type, codes=codes)
+        if codes and domain is None:
+            # Known without binding the select (which takes a while): its leaves are
+            # the column's own values.
+            labels = tuple(f"level_{i}" for i in range(interval_levels(spec) + 1))
+            level0 = col.type
+        else:
+            described = con.execute(f"DESCRIBE {select}").fetchall()
+            labels = tuple(str(r[0]) for r in described if not str(r[0]).startswith(CODE_PREFIX))
+            level0 = str(described[0][1])
+        return QuasiIdentifier(
+            col, None, select, labels, level0, weight, spec, codes, source if codes else None
+        )
     try:
         h = resolve_table(con, name)
     except UnknownTableError:
@@ -89,19 +114,26 @@ def hierarchy_of(
 
 
 def hierarchy_select(q: QuasiIdentifier) -> str:
-    """The hierarchy with its level-0 value as text ``k`` and labels ``l1 … lL``."""
+    """The hierarchy with its level-0 value as text ``k`` and labels ``l1 … lL``.
+
+    A default interval hierarchy adds its codes ``c0 … cL`` and its level-0 value ``v``.
+    """
     cols = [ident(c) for c in q.labels]
     exprs = [f"{value_text(cols[0], q.level0_type)} AS k"]
     exprs += [f"CAST({c} AS VARCHAR) AS l{i}" for i, c in enumerate(cols[1:], start=1)]
+    if q.codes:
+        exprs += [f"{ident(f'{CODE_PREFIX}{i}')} AS c{i}" for i in range(len(cols))]
+        exprs.append(f"{cols[0]} AS v")
     return f"SELECT {', '.join(exprs)} FROM ({q.select})"
 
 
 def hierarchy_cte(j: int, q: QuasiIdentifier) -> Cte:
     """The hierarchy of quasi-identifier ``j``: :func:`hierarchy_select` as a CTE."""
+    codes = [*(f"c{i}" for i in range(len(q.labels))), "v"] if q.codes else []
     return Cte(
         internal(f"hierarchy{j}"),
         hierarchy_select(q),
-        ("k", *(f"l{i}" for i in range(1, len(q.labels)))),
+        ("k", *(f"l{i}" for i in range(1, len(q.labels))), *codes),
     )
 
 
@@ -201,15 +233,41 @@ def resolve_qis(
         )
         raise ConfigError(msg)
     settings = {c.lower(): (h, w) for c, _, h, w in config}
-    out = []
-    for col in resolve_columns(table, names, "qi"):
-        domain = None
-        if population is not None:
+    columns = resolve_columns(table, names, "qi")
+    domains: dict[str, str] = {}
+    if population is not None:
+        for col in columns:
             (pop_col,) = resolve_columns(population, [col.name], "population")
-            domain = (
+            domains[col.name] = (
                 f"(SELECT {ident(col.name)} FROM {table.sql} UNION ALL "
                 f"SELECT {ident(pop_col.name)} FROM {population.sql})"
             )
+    # Every default's spec from one pass over the data (the table, and the population).
+    defaults = [c for c in columns if settings.get(c.name.lower(), (None, 1.0))[0] is None]
+    source = table.sql
+    if population is not None and defaults:
+        names_sql = ", ".join(ident(c.name) for c in defaults)
+        pop_cols = [resolve_columns(population, [c.name], "population")[0] for c in defaults]
+        pop_sql = ", ".join(
+            f"{ident(p.name)} AS {ident(c.name)}" for p, c in zip(pop_cols, defaults, strict=True)
+        )
+        source = (
+            f"(SELECT {names_sql} FROM {table.sql} UNION ALL "
+            f"SELECT {pop_sql} FROM {population.sql})"
+        )
+    specs = dict(
+        zip(
+            [c.name for c in defaults],
+            default_specs(con, source, [(c.name, c.type) for c in defaults]),
+            strict=True,
+        )
+    )
+    out = []
+    for col in columns:
         hierarchy, weight = settings.get(col.name.lower(), (None, 1.0))
-        out.append(hierarchy_of(con, table, col, hierarchy, weight, domain))
+        out.append(
+            hierarchy_of(
+                con, table, col, hierarchy, weight, domains.get(col.name), specs.get(col.name)
+            )
+        )
     return out

@@ -16,6 +16,7 @@
 //! - [`hkp`]: (h,k,p)-coherence of transaction data (minimal moles, MOLE-tree, greedy
 //!   suppression of public items).
 //! - [`mondrian`]: strict multidimensional Mondrian (median cuts into parts of ≥ k rows).
+//! - [`splits`]: binary interval splits, the default hierarchy of numbers.
 //!
 //! Modules never depend on each other in a cycle: `lib.rs` and every `mod.rs` only
 //! declare modules and re-export, and sibling files name each other by their own paths
@@ -35,6 +36,7 @@ pub mod hkp;
 pub mod lattice;
 pub mod models;
 pub mod mondrian;
+pub mod splits;
 pub mod stats;
 
 pub use forest::{anonymize, blocked, cost, decompose, extend, improve};

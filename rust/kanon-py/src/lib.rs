@@ -13,6 +13,7 @@ mod models;
 mod mondrian;
 mod optimal;
 mod progress;
+mod splits;
 mod sql;
 mod stats;
 
@@ -35,6 +36,8 @@ mod _core {
     use super::optimal::optimal;
     #[pymodule_export]
     use super::progress::{progress, progress_cancel, progress_reset, progress_uncancel};
+    #[pymodule_export]
+    use super::splits::{float_splits_kernel, int_splits_kernel};
     #[pymodule_export]
     use super::sql::sql_bundle;
     #[pymodule_export]
