@@ -186,7 +186,7 @@ def worker(spec: dict[str, Any]) -> dict[str, Any]:
         con.execute(sql)
     except duckdb.Error as err:  # a refusal (e.g. a lattice too large) is a result too
         text = str(err).splitlines()[0]
-        return {"note": "refused: " + text[text.rfind("Error: ") + 7 :][:90]}
+        return {"note": "refused: " + text[text.rfind("Error: ") + 7 :][:44]}
     seconds = time.perf_counter() - start
     out: dict[str, Any] = {"time": seconds, "peak": process_peak(proc_status("VmHWM"))}
     if spec["method"] != "floor":
