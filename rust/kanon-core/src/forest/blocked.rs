@@ -65,10 +65,7 @@ pub fn blocked_forest(
         .map(|j| model.hierarchy(j).clone())
         .collect();
     let cut = |members: &[usize], stop: u64| -> Result<Vec<Vec<usize>>> {
-        let part: Vec<u32> = members
-            .iter()
-            .flat_map(|&t| tuples[t * m..(t + 1) * m].iter().copied())
-            .collect();
+        let part = gather(tuples, m, members);
         let part_counts: Vec<u64> = members.iter().map(|&t| counts[t]).collect();
         let cut = MondrianOptions { k: options.k, stop };
         let partition = mondrian(
@@ -105,10 +102,7 @@ pub fn blocked_forest(
     let releases: Vec<Release> = members
         .par_iter()
         .map(|block| {
-            let block_tuples: Vec<u32> = block
-                .iter()
-                .flat_map(|&t| tuples[t * m..(t + 1) * m].iter().copied())
-                .collect();
+            let block_tuples = gather(tuples, m, block);
             let block_counts: Vec<u64> = block.iter().map(|&t| counts[t]).collect();
             let release = anonymize(&block_tuples, m, &block_counts, model, options)?;
             advance(progress, block_counts.iter().sum(), KERNEL)?;
@@ -165,18 +159,24 @@ fn scan_limit(
     if model.kind() == LevelCost::Range {
         return Ok(None);
     }
-    let part: Vec<u32> = members
-        .iter()
-        .flat_map(|&t| tuples[t * m..(t + 1) * m].iter().copied())
-        .collect();
+    let part = gather(tuples, m, members);
     let n = model.check_tuples(&part, m, "blocked forest")?;
-    let per_vertex = Scan::new(&part, m, model).lookups().max(1);
-    if n.saturating_mul(per_vertex) <= SCAN_LOOKUPS || trie_pays(&part, m, model, count)? {
+    let scan = Scan::new(&part, m, model);
+    let per_vertex = scan.lookups().max(1);
+    if n.saturating_mul(per_vertex) <= SCAN_LOOKUPS || trie_pays(&part, m, model, &scan, count) {
         return Ok(None);
     }
     let vertices = (SCAN_LOOKUPS / per_vertex).max(1) as u128;
     let stop = u128::from(rows) * vertices / n as u128;
     Ok(Some(u64::try_from(stop).unwrap_or(u64::MAX).max(1)))
+}
+
+/// The rows of tuples `members` (row-major, `m` codes each), in that order.
+fn gather(tuples: &[u32], m: usize, members: &[usize]) -> Vec<u32> {
+    members
+        .iter()
+        .flat_map(|&t| tuples[t * m..(t + 1) * m].iter().copied())
+        .collect()
 }
 
 fn advance(progress: Option<Progress<'_>>, rows: u64, kernel: &'static str) -> Result<()> {

@@ -62,8 +62,6 @@
 //! Totals stay below 2^52 units in both modes, so `units / scale` is strictly monotone:
 //! comparing the `f64` costs is comparing the units.
 
-#[cfg(doc)]
-use super::paths::climb;
 use super::paths::{Paths, Rung};
 use super::scale::{check_model, exact_scale, fixed_scale, term_units};
 use crate::error::{KernelError, Result};
@@ -507,12 +505,19 @@ impl CostModel {
             "meet_level: leaf {a} or {b} is not below {}",
             h.leaves()
         );
-        match self.paths.get(j).and_then(Option::as_ref) {
-            Some(paths) => paths.meet(a, b).0,
-            None => (0..=h.height())
-                .find(|&l| h.generalize(l, a) == h.generalize(l, b))
-                .unwrap_or(h.height()),
+        self.meet(j, a, b).0
+    }
+
+    /// [`Self::meet_level`] of `a`, `b` and `a`'s ancestor there (by paths, else a walk).
+    fn meet(&self, j: usize, a: u32, b: u32) -> (usize, u32) {
+        if let Some(paths) = &self.paths[j] {
+            return paths.meet(a, b);
         }
+        let h = &self.hierarchies[j];
+        let level = (0..=h.height())
+            .find(|&l| h.generalize(l, a) == h.generalize(l, b))
+            .unwrap_or(h.height());
+        (level, h.generalize(level, a))
     }
 
     /// Unweighted cost of generalizing attribute `j` to the node at `level` containing
@@ -644,37 +649,34 @@ impl CostModel {
                 table[a as usize * n + b as usize]
             }
             None if !self.range.is_empty() => self.range_units(j, a, b),
-            None => match self.paths.get(j).and_then(Option::as_ref) {
-                Some(paths) => {
-                    let (level, code) = paths.meet(a, b);
-                    self.node_units[j][level][code as usize]
-                }
-                None => {
-                    let level = self.meet_level(j, a, b);
-                    self.node_units[j][level][self.hierarchies[j].generalize(level, a) as usize]
-                }
-            },
+            None => {
+                let (level, code) = self.meet(j, a, b);
+                self.node_units[j][level][code as usize]
+            }
         }
     }
 
-    /// The depth-first rank of `leaf` of attribute `j`, and write its [`Rung`]s to
-    /// `ladder`: its units to any leaf are then [`climb`]`(ladder, rank)`. `None` (and
-    /// `ladder` untouched) for an attribute with a dense table or under
-    /// [`LevelCost::Range`].
-    pub(super) fn ladder(&self, j: usize, leaf: u32, ladder: &mut Vec<Rung>) -> Option<()> {
-        let paths = self.paths.get(j)?.as_ref()?;
-        if self.kind == LevelCost::Range {
-            return None;
-        }
+    /// Whether attribute `j` has paths (no dense table) and meets price its pairs.
+    pub(super) fn climbs(&self, j: usize) -> bool {
+        self.kind != LevelCost::Range && self.paths[j].is_some()
+    }
+
+    /// The paths of an attribute `j` that [`Self::climbs`]; panics for another one.
+    fn climbing(&self, j: usize) -> &Paths {
+        self.paths[j].as_ref().expect("attribute without paths")
+    }
+
+    /// Write the [`Rung`]s of `leaf` of an attribute `j` that [`Self::climbs`] to
+    /// `ladder`: its units to the leaf of rank `r` are `paths::climb(ladder, r)`.
+    pub(super) fn ladder(&self, j: usize, leaf: u32, ladder: &mut Vec<Rung>) {
         let units = &self.node_units[j];
-        paths.ladder(leaf, |level, code| units[level][code as usize], ladder);
-        Some(())
+        let price = |level: usize, code: u32| units[level][code as usize];
+        self.climbing(j).ladder(leaf, price, ladder);
     }
 
-    /// The depth-first rank of `leaf` of attribute `j`, where [`Self::ladder`] gives one.
-    pub(super) fn rank(&self, j: usize, leaf: u32) -> Option<u32> {
-        let paths = self.paths.get(j)?.as_ref()?;
-        (self.kind != LevelCost::Range).then(|| paths.rank(leaf))
+    /// The depth-first rank of `leaf` of an attribute `j` that [`Self::climbs`].
+    pub(super) fn rank(&self, j: usize, leaf: u32) -> u32 {
+        self.climbing(j).rank(leaf)
     }
 
     /// Range pair units of attribute `j` for leaves `a` and `b` (under

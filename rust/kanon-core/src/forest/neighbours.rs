@@ -167,19 +167,23 @@ fn trie_search(
 /// little (most of a sample of queries would cost it more than a scan). The forest may
 /// cut such tuples into smaller blocks ([`crate::blocked`]): the scan is quadratic.
 ///
-/// # Errors
-/// As [`nearest_neighbours`].
-pub(crate) fn trie_pays(tuples: &[u32], m: usize, model: &CostModel, count: usize) -> Result<bool> {
-    let n = model.check_tuples(tuples, m, "nearest_neighbours")?;
+/// `tuples` are checked rows (see [`CostModel::check_tuples`]) and `scan` their scan.
+pub(super) fn trie_pays(
+    tuples: &[u32],
+    m: usize,
+    model: &CostModel,
+    scan: &Scan<'_>,
+    count: usize,
+) -> bool {
+    let n = tuples.len() / m;
     let count = count.min(n.saturating_sub(1));
     if count == 0 || model.kind() == LevelCost::Range {
-        return Ok(count == 0);
+        return count == 0;
     }
     let Some(trie) = Trie::new(tuples, m, model) else {
-        return Ok(false);
+        return false;
     };
-    let budget = query_budget(n, &Scan::new(tuples, m, model));
-    Ok(sample_pays(&trie, count, budget))
+    sample_pays(&trie, count, query_budget(n, scan))
 }
 
 /// A query's trie work (see `Trie::nearest`) is capped at about the cost of scanning
@@ -632,7 +636,7 @@ pub(super) struct Scan<'a> {
     /// Each vertex's joint code in every pack (mixed radix, first attribute most
     /// significant), row-major.
     packed: Vec<u32>,
-    /// Whether every walk climbs a query's ladder ([`CostModel::ladder`]) by the other
+    /// Whether every walk climbs a query's ladder ([`CostModel::climbs`]) by the other
     /// vertex's rank, rather than walking both leaves up the hierarchy.
     climbs: bool,
     /// Each vertex's depth-first rank in every walked attribute, row-major (if `climbs`).
@@ -669,11 +673,11 @@ impl<'a> Scan<'a> {
                 })
             })
             .collect();
-        let climbs = walks.iter().all(|&j| model.rank(j, 0).is_some());
+        let climbs = walks.iter().all(|&j| model.climbs(j));
         let ranked: Vec<u32> = if climbs {
             tuples
                 .chunks_exact(m)
-                .flat_map(|row| walks.iter().filter_map(|&j| model.rank(j, row[j])))
+                .flat_map(|row| walks.iter().map(|&j| model.rank(j, row[j])))
                 .collect()
         } else {
             Vec::new()
