@@ -62,6 +62,7 @@
 //! Totals stay below 2^52 units in both modes, so `units / scale` is strictly monotone:
 //! comparing the `f64` costs is comparing the units.
 
+use super::orders::Orders;
 use super::paths::{Paths, Rung};
 use super::scale::{check_model, exact_scale, fixed_scale, term_units};
 use crate::error::{KernelError, Result};
@@ -125,6 +126,8 @@ pub struct CostModel {
     dense: Vec<Option<Vec<u64>>>,
     /// Leaf-major ancestor rows of the attributes without a dense table.
     paths: Vec<Option<Paths>>,
+    /// Leaf orders, span tables and cheapest mismatches, shared by every block.
+    orders: Orders,
     /// Per attribute under [`LevelCost::Range`] (empty otherwise).
     range: Vec<RangeAttribute>,
     /// Units per cost 1.0.
@@ -215,6 +218,7 @@ impl CostModel {
             node_units,
             dense: Vec::new(),
             paths: Vec::new(),
+            orders: Orders::default(),
             range: Vec::new(),
             scale,
             exact,
@@ -365,6 +369,7 @@ impl CostModel {
             node_units: Vec::new(),
             dense: Vec::new(),
             paths: Vec::new(),
+            orders: Orders::default(),
             range,
             scale,
             exact,
@@ -391,12 +396,22 @@ impl CostModel {
                 })
             })
             .collect();
+        let (m, dfs) = (self.hierarchies.len(), Orders::new(&self.hierarchies));
         self.paths = (0..self.hierarchies.len())
             .map(|j| {
                 let h = &self.hierarchies[j];
-                self.dense[j].is_none().then(|| Paths::new(h))
+                let ranks = &dfs.dfs(j).ranks;
+                self.dense[j]
+                    .is_none()
+                    .then(|| Paths::new(h, ranks.clone()))
             })
             .collect();
+        let keys: Vec<Option<&[f64]>> = (0..m).map(|j| self.keys(j)).collect();
+        let sets: Vec<Option<u64>> = (0..m)
+            .map(|j| self.is_set(j).then(|| self.set_units(j)))
+            .collect();
+        let orders = Orders::complete(dfs, &keys, &sets, |j, a, b| self.attribute_units(j, a, b));
+        self.orders = orders;
         self
     }
 
@@ -727,30 +742,14 @@ impl CostModel {
         }
     }
 
-    /// The rank of every leaf of attribute `j` in an order where the units of a group are
-    /// those of its lowest- and highest-ranked leaves ([`Self::attribute_units`]): the
-    /// depth-first order of the hierarchy (the leaves under a node are contiguous, so the
-    /// meet of a group is the meet of its extremes), or under [`LevelCost::Range`] the
-    /// order of the numeric keys (missing values last, ties by leaf). A categorical
-    /// attribute under [`LevelCost::Range`] ([`Self::is_set`]) has no such order; it gets
-    /// the depth-first ranks.
-    pub(crate) fn interval_ranks(&self, j: usize) -> Vec<u32> {
-        let Some(RangeAttribute::Numeric { keys, .. }) = self.range.get(j) else {
-            return self.hierarchies[j].dfs_ranks();
-        };
-        let mut order: Vec<u32> = (0..keys.len() as u32).collect();
-        order.sort_by(|&a, &b| {
-            let (x, y) = (keys[a as usize], keys[b as usize]);
-            x.is_nan()
-                .cmp(&y.is_nan())
-                .then(x.total_cmp(&y))
-                .then(a.cmp(&b))
-        });
-        let mut ranks = vec![0u32; keys.len()];
-        for (rank, &leaf) in order.iter().enumerate() {
-            ranks[leaf as usize] = rank as u32;
-        }
-        ranks
+    /// The rank of every leaf of attribute `j` in its [`Orders::interval`] order.
+    pub(crate) fn interval_ranks(&self, j: usize) -> &[u32] {
+        &self.orders.interval(j).ranks
+    }
+
+    /// The model's leaf orders (computed once, shared by every block).
+    pub(super) fn orders(&self) -> &Orders {
+        &self.orders
     }
 
     /// Units of one row of a group whose rows are `rows` (leaf codes, one per attribute):

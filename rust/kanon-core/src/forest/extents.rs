@@ -2,7 +2,7 @@
 //! [`LevelCost::Range`], and the cost of a release.
 
 use super::cost::{CostModel, LevelCost};
-use super::levels::{check_rows, group_levels, inverse};
+use super::levels::{check_rows, group_levels};
 use crate::error::Result;
 
 /// A group summarized for its cost: its row count, the rank range of every attribute
@@ -20,16 +20,21 @@ pub(super) struct Extents<'a> {
     model: &'a CostModel,
     m: usize,
     /// `ranks[j][leaf]`, and `leaf_at[j][rank]`.
-    ranks: Vec<Vec<u32>>,
-    leaf_at: Vec<Vec<u32>>,
+    ranks: Vec<&'a [u32]>,
+    leaf_at: Vec<&'a [u32]>,
     /// The attributes priced by their distinct values.
     sets: Vec<usize>,
 }
 
 impl<'a> Extents<'a> {
     pub(super) fn new(model: &'a CostModel, m: usize) -> Self {
-        let ranks: Vec<Vec<u32>> = (0..m).map(|j| model.interval_ranks(j)).collect();
-        let leaf_at = ranks.iter().map(|r| inverse(r)).collect();
+        let orders = model.orders();
+        let ranks = (0..m)
+            .map(|j| orders.interval(j).ranks.as_slice())
+            .collect();
+        let leaf_at = (0..m)
+            .map(|j| orders.interval(j).leaf_at.as_slice())
+            .collect();
         Self {
             model,
             m,

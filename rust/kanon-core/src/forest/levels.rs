@@ -27,8 +27,9 @@ pub fn group_levels(
     let n = model.check_tuples(tuples, m, kernel)?;
     check_rows(kernel, n, tuple_of_row, group_of_row, groups)?;
     // The meet of a group is the meet of its lowest- and highest-ranked leaves.
-    let ranks: Vec<Vec<u32>> = (0..m).map(|j| model.hierarchy(j).dfs_ranks()).collect();
-    let leaf_at: Vec<Vec<u32>> = ranks.iter().map(|r| inverse(r)).collect();
+    let orders = model.orders();
+    let ranks: Vec<&[u32]> = (0..m).map(|j| orders.dfs(j).ranks.as_slice()).collect();
+    let leaf_at: Vec<&[u32]> = (0..m).map(|j| orders.dfs(j).leaf_at.as_slice()).collect();
     let mut range = vec![(u32::MAX, 0u32); groups * m];
     for (&t, &g) in tuple_of_row.iter().zip(group_of_row) {
         let row = &tuples[t as usize * m..(t as usize + 1) * m];

@@ -29,6 +29,7 @@ mod extents;
 mod levels;
 mod moves;
 mod neighbours;
+mod orders;
 mod passes;
 mod paths;
 mod regroup;

@@ -25,8 +25,8 @@ pub(super) struct Paths {
 pub(super) type Rung = (u32, u32, u64);
 
 impl Paths {
-    /// The rows of `h` (`leaves · (height + 1)` codes).
-    pub(super) fn new(h: &Hierarchy) -> Self {
+    /// The rows of `h` (`leaves · (height + 1)` codes), with its depth-first `ranks`.
+    pub(super) fn new(h: &Hierarchy, ranks: Vec<u32>) -> Self {
         let width = h.height() + 1;
         let mut rows = vec![0u32; h.leaves() * width];
         for level in 0..width {
@@ -34,7 +34,6 @@ impl Paths {
                 rows[leaf * width + level] = code;
             }
         }
-        let ranks = h.dfs_ranks();
         let extents = (0..width)
             .map(|level| {
                 let mut extent = vec![(u32::MAX, 0u32); h.width(level) as usize];
@@ -135,7 +134,7 @@ mod tests {
     #[test]
     fn meet_is_the_first_shared_level() {
         let h = halves(300, 10);
-        let paths = Paths::new(&h);
+        let paths = Paths::new(&h, h.dfs_ranks());
         for a in 0..300 {
             for b in (0..300).step_by(7) {
                 let walked = (0..=h.height())
@@ -149,7 +148,7 @@ mod tests {
     #[test]
     fn climb_is_the_meet() {
         let h = halves(300, 10);
-        let paths = Paths::new(&h);
+        let paths = Paths::new(&h, h.dfs_ranks());
         let mut ladder = Vec::new();
         for a in 0..300 {
             paths.ladder(

@@ -5,7 +5,7 @@ use rayon::prelude::*;
 
 use super::cost::CostModel;
 use super::cut::best_cut;
-use super::effort::{PARALLEL_SPLIT_ROWS, SPAN_TABLE_LEAVES};
+use super::effort::PARALLEL_SPLIT_ROWS;
 use super::levels::inverse;
 use crate::cancel;
 
@@ -21,7 +21,7 @@ pub(super) struct Space<'a> {
     pub(super) tuple_of_row: &'a [u32],
     /// `rank[t · m + j]`: depth-first rank of tuple `t`'s leaf in hierarchy `j`.
     rank: Vec<u32>,
-    pub(super) spans: Vec<Span>,
+    pub(super) spans: Vec<Span<'a>>,
     /// Attributes by decreasing units of their cheapest mismatch (ties by index).
     pub(super) importance: Vec<usize>,
     /// `split_key[a][t]`: position of tuple `t` among all tuples sorted by their rank in
@@ -39,38 +39,16 @@ pub(super) struct Space<'a> {
 /// [`Space::set_of`] of an attribute priced by its range.
 pub(super) const NOT_SET: usize = usize::MAX;
 
-/// Units of the meet of a rank range of one attribute.
-pub(super) struct Span {
+/// Units of the meet of a rank range of one attribute (the model's, see
+/// [`super::orders::Orders`]).
+pub(super) struct Span<'a> {
     pub(super) leaves: usize,
     /// `table[lo · leaves + hi]` for `lo < hi`, if the attribute is small enough.
-    table: Option<Vec<u64>>,
+    table: Option<&'a [u64]>,
     /// The leaf of every rank ([`CostModel::interval_ranks`]).
-    pub(super) leaf_at: Vec<u32>,
+    pub(super) leaf_at: &'a [u32],
     /// Priced by its distinct values, not by a range: every range costs 0 here.
     set: bool,
-}
-
-impl Span {
-    fn new(model: &CostModel, j: usize, ranks: &[u32]) -> Self {
-        let leaves = ranks.len();
-        let leaf_at = inverse(ranks);
-        let set = model.is_set(j);
-        let table = (leaves <= SPAN_TABLE_LEAVES && !set).then(|| {
-            let mut table = vec![0u64; leaves * leaves];
-            for lo in 0..leaves {
-                for hi in lo + 1..leaves {
-                    table[lo * leaves + hi] = model.attribute_units(j, leaf_at[lo], leaf_at[hi]);
-                }
-            }
-            table
-        });
-        Self {
-            leaves,
-            table,
-            leaf_at,
-            set,
-        }
-    }
 }
 
 impl<'a> Space<'a> {
@@ -82,12 +60,20 @@ impl<'a> Space<'a> {
         tuple_of_row: &'a [u32],
         k: usize,
     ) -> Self {
-        let ranks: Vec<Vec<u32>> = (0..m).map(|j| model.interval_ranks(j)).collect();
+        let orders = model.orders();
+        let ranks: Vec<&[u32]> = (0..m).map(|j| model.interval_ranks(j)).collect();
         let rank: Vec<u32> = tuples
             .chunks_exact(m)
             .flat_map(|row| row.iter().zip(&ranks).map(|(&c, r)| r[c as usize]))
             .collect();
-        let spans: Vec<Span> = (0..m).map(|j| Span::new(model, j, &ranks[j])).collect();
+        let spans: Vec<Span> = (0..m)
+            .map(|j| Span {
+                leaves: ranks[j].len(),
+                table: orders.span_table(j),
+                leaf_at: &orders.interval(j).leaf_at,
+                set: model.is_set(j),
+            })
+            .collect();
         let sets: Vec<usize> = (0..m).filter(|&j| model.is_set(j)).collect();
         let set_unit = sets.iter().map(|&j| model.set_units(j)).collect();
         let mut set_of = vec![NOT_SET; m];
@@ -107,22 +93,7 @@ impl<'a> Space<'a> {
             set_unit,
             set_of,
         };
-        // The cheapest mismatch of an attribute is the meet of two neighbouring ranks (one
-        // more distinct value for a categorical range attribute).
-        let cheapest: Vec<u64> = (0..m)
-            .map(|j| {
-                (1..space.spans[j].leaves as u32)
-                    .map(|r| {
-                        if space.spans[j].set {
-                            model.set_units(j)
-                        } else {
-                            space.span(j, r - 1, r)
-                        }
-                    })
-                    .min()
-                    .unwrap_or(u64::MAX)
-            })
-            .collect();
+        let cheapest: Vec<u64> = (0..m).map(|j| orders.cheapest(j)).collect();
         let mut importance: Vec<usize> = (0..m).collect();
         importance.sort_by(|&a, &b| cheapest[b].cmp(&cheapest[a]).then(a.cmp(&b)));
         space.importance = importance;
