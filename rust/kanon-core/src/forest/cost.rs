@@ -410,8 +410,7 @@ impl CostModel {
         let sets: Vec<Option<u64>> = (0..m)
             .map(|j| self.is_set(j).then(|| self.set_units(j)))
             .collect();
-        let orders = Orders::complete(dfs, &keys, &sets, |j, a, b| self.attribute_units(j, a, b));
-        self.orders = orders;
+        self.orders = Orders::complete(dfs, &keys, &sets, |j, a, b| self.attribute_units(j, a, b));
         self
     }
 
@@ -838,8 +837,8 @@ impl CostModel {
     }
 
     /// Fill `out` with the weighted units of attribute `j` between `leaf` and every leaf
-    /// (`out[x]` = units of the meet of `leaf` and `x`, or the range pair units), in
-    /// O(n_j · L_j).
+    /// (`out[x]` = units of the meet of `leaf` and `x`, or the range pair units): by the
+    /// paths' rank ranges where it has them, else in O(n_j · L_j).
     pub(crate) fn fill_row(&self, j: usize, leaf: u32, out: &mut Vec<u64>) {
         let h = &self.hierarchies[j];
         out.clear();
@@ -848,10 +847,13 @@ impl CostModel {
             return;
         }
         let units = &self.node_units[j];
+        if let Some(Some(paths)) = self.paths.get(j) {
+            paths.fill_row(leaf, |level, code| units[level][code as usize], out);
+            return;
+        }
         let top = h.height();
         out.resize(h.leaves(), units[top].first().copied().unwrap_or(0));
-        // Descending levels: each overwrite is by a node nested in the previous one, so
-        // the last write to `out[x]` is the lowest node holding both `leaf` and `x`.
+        // Descending levels: the last write to `out[x]` is the meet of `leaf` and `x`.
         for level in (0..top).rev() {
             let ancestors = h.level(level);
             let code = ancestors[leaf as usize];

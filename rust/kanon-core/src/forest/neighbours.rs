@@ -645,7 +645,16 @@ pub(super) struct Scan<'a> {
 
 /// Per-thread cost rows of [`Scan::nearest`]: per attribute, per pack and per walk (the
 /// query's ladder).
-type ScanScratch = (Vec<Vec<u64>>, Vec<Vec<u64>>, Vec<Vec<Rung>>);
+/// Per-query rows of one thread's scans: each attribute's cost row, each joint pack's
+/// row, each walk's ladder, and the leaf of every attribute they were last made for
+/// (queries come in trie or index order, so neighbouring queries often share leaves and
+/// keep their rows).
+pub(super) struct ScanScratch {
+    attribute_rows: Vec<Vec<u64>>,
+    pack_rows: Vec<Vec<u64>>,
+    ladders: Vec<Vec<Rung>>,
+    made_for: Vec<u32>,
+}
 
 impl<'a> Scan<'a> {
     /// The scan of `n ≥ 1` rows checked against `model`.
@@ -725,11 +734,12 @@ impl<'a> Scan<'a> {
     }
 
     pub(super) fn scratch(&self) -> ScanScratch {
-        (
-            vec![Vec::new(); self.m],
-            vec![Vec::new(); self.packs.len()],
-            vec![Vec::new(); self.walks.len()],
-        )
+        ScanScratch {
+            attribute_rows: vec![Vec::new(); self.m],
+            pack_rows: vec![Vec::new(); self.packs.len()],
+            ladders: vec![Vec::new(); self.walks.len()],
+            made_for: vec![u32::MAX; self.m],
+        }
     }
 
     /// The `count` nearest other vertices of `a` (`1 ≤ count < n`) as `(units, index)`.
@@ -739,18 +749,32 @@ impl<'a> Scan<'a> {
         count: usize,
         scratch: &mut ScanScratch,
     ) -> Vec<(u64, u32)> {
-        let (attribute_rows, pack_rows, ladders) = scratch;
+        let ScanScratch {
+            attribute_rows,
+            pack_rows,
+            ladders,
+            made_for,
+        } = scratch;
         let ta = &self.tuples[a * self.m..(a + 1) * self.m];
+        let stale = |j: usize| made_for[j] != ta[j];
         if self.climbs {
             for (&j, ladder) in self.walks.iter().zip(ladders.iter_mut()) {
-                self.model.ladder(j, ta[j], ladder);
+                if stale(j) {
+                    self.model.ladder(j, ta[j], ladder);
+                }
             }
         }
         for (j, source) in self.sources.iter().enumerate() {
-            if matches!(source, Source::Row) {
+            if matches!(source, Source::Row) && stale(j) {
                 self.model.fill_row(j, ta[j], &mut attribute_rows[j]);
             }
         }
+        let joint_stale: Vec<bool> = self
+            .packs
+            .iter()
+            .map(|pack| pack.iter().any(|&j| stale(j)))
+            .collect();
+        made_for.copy_from_slice(ta);
         let attribute_row = |j: usize| -> &[u64] {
             match self.sources[j] {
                 Source::Table(table) => {
@@ -760,9 +784,14 @@ impl<'a> Scan<'a> {
                 _ => &attribute_rows[j],
             }
         };
-        for (pack, out) in self.packs.iter().zip(pack_rows.iter_mut()) {
+        for ((pack, out), &stale) in self
+            .packs
+            .iter()
+            .zip(pack_rows.iter_mut())
+            .zip(&joint_stale)
+        {
             if let [first, rest @ ..] = pack.as_slice() {
-                if !rest.is_empty() {
+                if !rest.is_empty() && stale {
                     joint_row(attribute_row(*first), rest, &attribute_row, out);
                 }
             }

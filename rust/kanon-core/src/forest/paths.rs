@@ -14,8 +14,10 @@ use crate::hierarchy::Hierarchy;
 pub(super) struct Paths {
     width: usize,
     rows: Vec<u32>,
-    /// Depth-first rank of every leaf ([`Hierarchy::dfs_ranks`]).
+    /// Depth-first rank of every leaf ([`Hierarchy::dfs_ranks`]), and the leaf of every
+    /// rank.
     ranks: Vec<u32>,
+    leaf_at: Vec<u32>,
     /// `extents[level][code]`: the first and last rank of the leaves under the node.
     extents: Vec<Vec<(u32, u32)>>,
 }
@@ -45,10 +47,15 @@ impl Paths {
                 extent
             })
             .collect();
+        let mut leaf_at = vec![0u32; ranks.len()];
+        for (leaf, &rank) in ranks.iter().enumerate() {
+            leaf_at[rank as usize] = leaf as u32;
+        }
         Self {
             width,
             rows,
             ranks,
+            leaf_at,
             extents,
         }
     }
@@ -65,6 +72,29 @@ impl Paths {
             let (first, last) = self.extents[level][code as usize];
             (first, last, units(level, code))
         }));
+    }
+
+    /// `out[x]`: the units of the meet of `leaf` and every leaf `x`, priced by
+    /// `units(level, code)`. The leaves under each ancestor are a range of ranks, written
+    /// from the top down (each nested in the last): about one write per leaf, where a
+    /// pass per level over every leaf took `height` of them.
+    pub(super) fn fill_row(
+        &self,
+        leaf: u32,
+        units: impl Fn(usize, u32) -> u64,
+        out: &mut Vec<u64>,
+    ) {
+        let row = self.row(leaf);
+        let top = self.width - 1;
+        out.clear();
+        out.resize(self.ranks.len(), units(top, row[top]));
+        for level in (0..top).rev() {
+            let cost = units(level, row[level]);
+            let (first, last) = self.extents[level][row[level] as usize];
+            for &x in &self.leaf_at[first as usize..=last as usize] {
+                out[x as usize] = cost;
+            }
+        }
     }
 
     /// The ancestors of `leaf`, level 0 first.
