@@ -94,6 +94,8 @@ def run_worker(script: str, spec: dict[str, Any], timeout: float) -> dict[str, A
         )
     except subprocess.TimeoutExpired:
         return {"note": f"did not finish in {timeout:.0f} s"}
+    if proc.returncode < 0:  # a signal: SIGKILL is most often the out-of-memory killer
+        return {"note": f"killed by signal {-proc.returncode} (out of memory?)"}
     if proc.returncode != 0:
         tail = proc.stderr.strip().splitlines()[-1:] or ["?"]
         return {"note": f"failed: {tail[0][:60]}"}
