@@ -380,7 +380,7 @@ impl CostModel {
         Ok(model.with_dense_tables())
     }
 
-    /// The model with the dense pair tables of its small attributes.
+    /// The model with its dense pair tables (small attributes), paths (the others), orders.
     fn with_dense_tables(mut self) -> Self {
         self.dense = (0..self.hierarchies.len())
             .map(|j| {
@@ -400,10 +400,9 @@ impl CostModel {
         self.paths = (0..self.hierarchies.len())
             .map(|j| {
                 let h = &self.hierarchies[j];
-                let ranks = &dfs.dfs(j).ranks;
                 self.dense[j]
                     .is_none()
-                    .then(|| Paths::new(h, ranks.clone()))
+                    .then(|| Paths::new(h, &dfs.dfs(j).ranks))
             })
             .collect();
         let keys: Vec<Option<&[f64]>> = (0..m).map(|j| self.keys(j)).collect();
@@ -690,7 +689,7 @@ impl CostModel {
 
     /// The depth-first rank of `leaf` of an attribute `j` that [`Self::climbs`].
     pub(super) fn rank(&self, j: usize, leaf: u32) -> u32 {
-        self.climbing(j).rank(leaf)
+        self.orders.dfs(j).ranks[leaf as usize]
     }
 
     /// Range pair units of attribute `j` for leaves `a` and `b` (under
@@ -848,7 +847,8 @@ impl CostModel {
         }
         let units = &self.node_units[j];
         if let Some(Some(paths)) = self.paths.get(j) {
-            paths.fill_row(leaf, |level, code| units[level][code as usize], out);
+            let price = |level: usize, code: u32| units[level][code as usize];
+            paths.fill_row(&self.orders.dfs(j).leaf_at, leaf, price, out);
             return;
         }
         let top = h.height();

@@ -53,15 +53,6 @@ pub fn group_levels(
         .collect())
 }
 
-/// The inverse of a permutation of `0..n`.
-pub(super) fn inverse(permutation: &[u32]) -> Vec<u32> {
-    let mut out = vec![0u32; permutation.len()];
-    for (i, &p) in permutation.iter().enumerate() {
-        out[p as usize] = i as u32;
-    }
-    out
-}
-
 /// Check row arrays against `n` tuples and `groups` groups.
 pub(crate) fn check_rows(
     kernel: &'static str,

@@ -643,8 +643,6 @@ pub(super) struct Scan<'a> {
     ranked: Vec<u32>,
 }
 
-/// Per-thread cost rows of [`Scan::nearest`]: per attribute, per pack and per walk (the
-/// query's ladder).
 /// Per-query rows of one thread's scans: each attribute's cost row, each joint pack's
 /// row, each walk's ladder, and the leaf of every attribute they were last made for
 /// (queries come in trie or index order, so neighbouring queries often share leaves and
@@ -769,12 +767,6 @@ impl<'a> Scan<'a> {
                 self.model.fill_row(j, ta[j], &mut attribute_rows[j]);
             }
         }
-        let joint_stale: Vec<bool> = self
-            .packs
-            .iter()
-            .map(|pack| pack.iter().any(|&j| stale(j)))
-            .collect();
-        made_for.copy_from_slice(ta);
         let attribute_row = |j: usize| -> &[u64] {
             match self.sources[j] {
                 Source::Table(table) => {
@@ -784,18 +776,14 @@ impl<'a> Scan<'a> {
                 _ => &attribute_rows[j],
             }
         };
-        for ((pack, out), &stale) in self
-            .packs
-            .iter()
-            .zip(pack_rows.iter_mut())
-            .zip(&joint_stale)
-        {
+        for (pack, out) in self.packs.iter().zip(pack_rows.iter_mut()) {
             if let [first, rest @ ..] = pack.as_slice() {
-                if !rest.is_empty() && stale {
+                if !rest.is_empty() && pack.iter().any(|&j| stale(j)) {
                     joint_row(attribute_row(*first), rest, &attribute_row, out);
                 }
             }
         }
+        made_for.copy_from_slice(ta);
         let rows: Vec<&[u64]> = self
             .packs
             .iter()

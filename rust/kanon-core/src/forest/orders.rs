@@ -14,12 +14,18 @@ pub(super) struct Order {
 
 impl Order {
     fn new(ranks: Vec<u32>) -> Self {
-        let mut leaf_at = vec![0u32; ranks.len()];
-        for (leaf, &rank) in ranks.iter().enumerate() {
-            leaf_at[rank as usize] = leaf as u32;
-        }
+        let leaf_at = inverse(&ranks);
         Self { ranks, leaf_at }
     }
+}
+
+/// The inverse of a permutation of `0..n`.
+pub(super) fn inverse(permutation: &[u32]) -> Vec<u32> {
+    let mut out = vec![0u32; permutation.len()];
+    for (i, &p) in permutation.iter().enumerate() {
+        out[p as usize] = i as u32;
+    }
+    out
 }
 
 /// Per attribute of a model: its depth-first order, its interval order where that

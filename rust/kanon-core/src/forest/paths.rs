@@ -14,10 +14,6 @@ use crate::hierarchy::Hierarchy;
 pub(super) struct Paths {
     width: usize,
     rows: Vec<u32>,
-    /// Depth-first rank of every leaf ([`Hierarchy::dfs_ranks`]), and the leaf of every
-    /// rank.
-    ranks: Vec<u32>,
-    leaf_at: Vec<u32>,
     /// `extents[level][code]`: the first and last rank of the leaves under the node.
     extents: Vec<Vec<(u32, u32)>>,
 }
@@ -27,8 +23,9 @@ pub(super) struct Paths {
 pub(super) type Rung = (u32, u32, u64);
 
 impl Paths {
-    /// The rows of `h` (`leaves · (height + 1)` codes), with its depth-first `ranks`.
-    pub(super) fn new(h: &Hierarchy, ranks: Vec<u32>) -> Self {
+    /// The rows of `h` (`leaves · (height + 1)` codes); `ranks` are its depth-first ranks
+    /// ([`Hierarchy::dfs_ranks`]), which the node extents are made of.
+    pub(super) fn new(h: &Hierarchy, ranks: &[u32]) -> Self {
         let width = h.height() + 1;
         let mut rows = vec![0u32; h.leaves() * width];
         for level in 0..width {
@@ -47,22 +44,11 @@ impl Paths {
                 extent
             })
             .collect();
-        let mut leaf_at = vec![0u32; ranks.len()];
-        for (leaf, &rank) in ranks.iter().enumerate() {
-            leaf_at[rank as usize] = leaf as u32;
-        }
         Self {
             width,
             rows,
-            ranks,
-            leaf_at,
             extents,
         }
-    }
-
-    /// The depth-first rank of `leaf`.
-    pub(super) fn rank(&self, leaf: u32) -> u32 {
-        self.ranks[leaf as usize]
     }
 
     /// `leaf`'s ancestors, level 0 first, as [`Rung`]s priced by `units(level, code)`.
@@ -75,11 +61,13 @@ impl Paths {
     }
 
     /// `out[x]`: the units of the meet of `leaf` and every leaf `x`, priced by
-    /// `units(level, code)`. The leaves under each ancestor are a range of ranks, written
+    /// `units(level, code)`; `leaf_at` is the leaf of every depth-first rank. The leaves
+    /// under each ancestor are a range of ranks, written
     /// from the top down (each nested in the last): about one write per leaf, where a
     /// pass per level over every leaf took `height` of them.
     pub(super) fn fill_row(
         &self,
+        leaf_at: &[u32],
         leaf: u32,
         units: impl Fn(usize, u32) -> u64,
         out: &mut Vec<u64>,
@@ -87,11 +75,11 @@ impl Paths {
         let row = self.row(leaf);
         let top = self.width - 1;
         out.clear();
-        out.resize(self.ranks.len(), units(top, row[top]));
+        out.resize(leaf_at.len(), units(top, row[top]));
         for level in (0..top).rev() {
             let cost = units(level, row[level]);
             let (first, last) = self.extents[level][row[level] as usize];
-            for &x in &self.leaf_at[first as usize..=last as usize] {
+            for &x in &leaf_at[first as usize..=last as usize] {
                 out[x as usize] = cost;
             }
         }
@@ -164,7 +152,7 @@ mod tests {
     #[test]
     fn meet_is_the_first_shared_level() {
         let h = halves(300, 10);
-        let paths = Paths::new(&h, h.dfs_ranks());
+        let paths = Paths::new(&h, &h.dfs_ranks());
         for a in 0..300 {
             for b in (0..300).step_by(7) {
                 let walked = (0..=h.height())
@@ -178,7 +166,8 @@ mod tests {
     #[test]
     fn climb_is_the_meet() {
         let h = halves(300, 10);
-        let paths = Paths::new(&h, h.dfs_ranks());
+        let ranks = h.dfs_ranks();
+        let paths = Paths::new(&h, &ranks);
         let mut ladder = Vec::new();
         for a in 0..300 {
             paths.ladder(
@@ -189,7 +178,7 @@ mod tests {
             for b in 0..300 {
                 let (level, code) = paths.meet(a, b);
                 let expected = (level as u64) << 20 | u64::from(code);
-                assert_eq!(climb(&ladder, paths.rank(b)), expected);
+                assert_eq!(climb(&ladder, ranks[b as usize]), expected);
             }
         }
     }

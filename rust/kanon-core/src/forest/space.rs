@@ -6,7 +6,7 @@ use rayon::prelude::*;
 use super::cost::CostModel;
 use super::cut::best_cut;
 use super::effort::PARALLEL_SPLIT_ROWS;
-use super::levels::inverse;
+use super::orders::inverse;
 use crate::cancel;
 
 /// A set attribute active in [`Space::running_units`]: its index in [`Space::sets`], the
