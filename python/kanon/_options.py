@@ -226,7 +226,7 @@ class AnonymizeKeywords(SearchKeywords, total=False):
         Opt(
             "VARCHAR",
             methods=("forest",),
-            doc="'full' or 'fast' improvement passes (default: full up to 1,048,576 rows)",
+            doc="'full' or 'fast' improvement passes (default: full up to 262,144 rows)",
         ),
     ]
     identifiers: Annotated[

@@ -45,7 +45,7 @@ PACK_ROWS_MAX = 1 << 22
 BLOCK_ROWS = {"hierarchy": 50_000, "range": 5_000}
 #: Tables of at most this many rows get the full improvement passes by default, larger
 #: ones the fast passes (``effort := 'fast'``); measurements in benches/README.md.
-FULL_EFFORT_ROWS = 1 << 20
+FULL_EFFORT_ROWS = 1 << 18
 
 
 def forest_sql(request: Request) -> tuple[str, str]:

@@ -82,12 +82,13 @@ fn run(tuples: &[u32], m: usize, leaves: u32, block_size: u64) -> kanon_core::an
 #[test]
 fn uniform_blocks_are_cut_to_the_scan_size() {
     // 6,000 uniform rows over 6 attributes of 65,536 leaves: the trie prunes little and a
-    // scan would read 6,000 · 6 walks · 8 = 288,000 lookups per query, so a block size of
-    // 50,000 gives the release of blocks of 100,000 / 48 = 2,083 rows.
+    // scan would weigh 6,000 · 6 wide attributes · 8 = 288,000 lookups per query, over the
+    // fast passes' 25,000, so a block size of 50,000 gives the release of blocks of the
+    // least size cut for scans, 4,096 rows.
     let (m, leaves) = (6, 65_536);
     let t = tuples(6_000, m, leaves, false);
     let adaptive = run(&t, m, leaves, 50_000);
-    let small = run(&t, m, leaves, 2_083);
+    let small = run(&t, m, leaves, 4_096);
     assert!(
         adaptive.group_of_row == small.group_of_row,
         "not cut as expected"

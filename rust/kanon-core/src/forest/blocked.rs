@@ -13,7 +13,7 @@ use rayon::prelude::*;
 
 use super::anonymize::{anonymize, ForestOptions, ForestStats, Release};
 use super::cost::{CostModel, LevelCost};
-use super::effort::SCAN_LOOKUPS;
+use super::effort::scan_lookups;
 use super::neighbours::{trie_pays, Scan};
 use crate::error::{KernelError, Result};
 use crate::hierarchy::Hierarchy;
@@ -50,9 +50,10 @@ pub fn blocked_forest(
     let n = counts.len();
     let count = usize::try_from(options.k.saturating_sub(1).max(1)).unwrap_or(usize::MAX);
     let all: Vec<usize> = (0..n).collect();
+    let budget = scan_lookups(options.improve);
     let small = rows <= block_size;
     let scan_all = if small {
-        scan_limit(tuples, m, rows, &all, model, count)?
+        scan_limit(tuples, m, rows, &all, model, count, budget)?
     } else {
         None
     };
@@ -90,7 +91,7 @@ pub fn blocked_forest(
         .into_par_iter()
         .map(|block| {
             let block_rows: u64 = block.iter().map(|&t| counts[t]).sum();
-            match scan_limit(tuples, m, block_rows, &block, model, count)? {
+            match scan_limit(tuples, m, block_rows, &block, model, count, budget)? {
                 Some(stop) => cut(&block, stop),
                 None => Ok(vec![block]),
             }
@@ -143,11 +144,16 @@ pub fn blocked_forest(
     })
 }
 
+/// Blocks are not cut below this many tuples for their scans' sake: smaller ones lost
+/// more than they saved (`uniform` at 100k rows, benches/README.md).
+const MIN_SCAN_TUPLES: usize = 4096;
+
 /// The rows a block of `rows` rows (tuples `members`) is cut to, if any: where its
 /// neighbour search would scan every query (range costs aside: their blocks are small
-/// by default) and a scan would read more than [`SCAN_LOOKUPS`] cost lookups per query,
-/// the block is cut so that it would read about that many. Clustered blocks, where the
-/// trie's bounds prune (see `trie_pays`), and small ones stay whole.
+/// by default) and a scan would read more than `budget` cost lookups per query
+/// ([`scan_lookups`]), the block is cut so that it would read about that many, or hold
+/// [`MIN_SCAN_TUPLES`]. Clustered blocks, where the trie's bounds prune (see
+/// `trie_pays`), and small ones stay whole.
 fn scan_limit(
     tuples: &[u32],
     m: usize,
@@ -155,6 +161,7 @@ fn scan_limit(
     members: &[usize],
     model: &CostModel,
     count: usize,
+    budget: usize,
 ) -> Result<Option<u64>> {
     if model.kind() == LevelCost::Range {
         return Ok(None);
@@ -162,12 +169,11 @@ fn scan_limit(
     let part = gather(tuples, m, members);
     let n = model.check_tuples(&part, m, "blocked forest")?;
     let scan = Scan::new(&part, m, model);
-    let per_vertex = scan.lookups().max(1);
-    if n.saturating_mul(per_vertex) <= SCAN_LOOKUPS || trie_pays(&part, m, model, &scan, count) {
+    let vertices = (budget / scan.lookups().max(1)).max(MIN_SCAN_TUPLES);
+    if n <= vertices || trie_pays(&part, m, model, &scan, count) {
         return Ok(None);
     }
-    let vertices = (SCAN_LOOKUPS / per_vertex).max(1) as u128;
-    let stop = u128::from(rows) * vertices / n as u128;
+    let stop = u128::from(rows) * vertices as u128 / n as u128;
     Ok(Some(u64::try_from(stop).unwrap_or(u64::MAX).max(1)))
 }
 

@@ -77,3 +77,15 @@ pub struct ImproveStats {
 /// smaller by [`crate::blocked::blocked_forest`] (the scan is quadratic in a block's
 /// tuples). Adult's 19,502 tuples read about 78,000 (4 packs) and stay whole.
 pub(super) const SCAN_LOOKUPS: usize = 100_000;
+
+/// [`SCAN_LOOKUPS`] under [`Effort::Fast`]: large tables get the fast passes, and there
+/// the scans of large blocks took most of the time.
+pub(super) const FAST_SCAN_LOOKUPS: usize = 25_000;
+
+/// The scan budget per query of blocks improved with `effort` (see [`SCAN_LOOKUPS`]).
+pub(super) fn scan_lookups(effort: Option<Effort>) -> usize {
+    match effort {
+        Some(Effort::Fast) => FAST_SCAN_LOOKUPS,
+        _ => SCAN_LOOKUPS,
+    }
+}

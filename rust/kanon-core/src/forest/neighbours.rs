@@ -15,7 +15,7 @@
 use rayon::prelude::*;
 
 use super::cost::{CostModel, LevelCost};
-use super::paths::{climb, Rung};
+use super::paths::{climb_all, Rung};
 use crate::cancel;
 use crate::error::Result;
 
@@ -214,8 +214,11 @@ fn sample_pays(trie: &Trie<'_>, count: usize, budget: usize) -> bool {
     2 * over <= sample
 }
 
-/// About how many pack lookups one walk of the scan costs (a climb: a binary search).
-const CLIMB_LOOKUPS: usize = 8;
+/// What an attribute with more leaves than vertices weighs in [`Scan::lookups`], in pack
+/// lookups: the weight of a climb per pair when blocks were sized by it. Its row over
+/// the scan's ranks is one lookup now, but blocks stay that size: larger ones took longer
+/// for a higher loss (`uniform` at 100k, benches/README.md).
+const WIDE_LOOKUPS: usize = 8;
 
 /// About how many cost lookups of the full scan one unit of trie work costs.
 const WORK_LOOKUPS: usize = 8;
@@ -626,7 +629,8 @@ pub(super) struct Scan<'a> {
     model: &'a CostModel,
     tuples: &'a [u32],
     m: usize,
-    leaves: Vec<usize>,
+    /// Per attribute: its codes in the packs (leaves, or the scan's distinct ranks).
+    codes: Vec<usize>,
     /// Per attribute: its dense table, a row computed per vertex, or a walk per pair.
     sources: Vec<Source<'a>>,
     /// The attributes read by a walk.
@@ -636,21 +640,15 @@ pub(super) struct Scan<'a> {
     /// Each vertex's joint code in every pack (mixed radix, first attribute most
     /// significant), row-major.
     packed: Vec<u32>,
-    /// Whether every walk climbs a query's ladder ([`CostModel::climbs`]) by the other
-    /// vertex's rank, rather than walking both leaves up the hierarchy.
-    climbs: bool,
-    /// Each vertex's depth-first rank in every walked attribute, row-major (if `climbs`).
-    ranked: Vec<u32>,
 }
 
 /// Per-query rows of one thread's scans: each attribute's cost row, each joint pack's
-/// row, each walk's ladder, and the leaf of every attribute they were last made for
-/// (queries come in trie or index order, so neighbouring queries often share leaves and
-/// keep their rows).
+/// row, and the leaf of every attribute they were last made for (queries come in trie or
+/// index order, so neighbouring queries often share leaves and keep their rows).
 pub(super) struct ScanScratch {
     attribute_rows: Vec<Vec<u64>>,
     pack_rows: Vec<Vec<u64>>,
-    ladders: Vec<Vec<Rung>>,
+    ladder: Vec<Rung>,
     made_for: Vec<u32>,
 }
 
@@ -658,55 +656,57 @@ impl<'a> Scan<'a> {
     /// The scan of `n ≥ 1` rows checked against `model`.
     pub(super) fn new(tuples: &'a [u32], m: usize, model: &'a CostModel) -> Self {
         let n = tuples.len() / m;
-        let leaves: Vec<usize> = (0..m).map(|j| model.hierarchy(j).leaves()).collect();
         let sources: Vec<Source<'_>> = (0..m)
             .map(|j| match model.dense_table(j) {
                 Some(table) => Source::Table(table),
-                None if leaves[j] <= n => Source::Row,
+                None if model.hierarchy(j).leaves() <= n => Source::Row,
+                None if model.climbs(j) => Source::Ranks(distinct_ranks(tuples, m, j, model)),
                 None => Source::Walk,
+            })
+            .collect();
+        let codes: Vec<usize> = (0..m)
+            .map(|j| match &sources[j] {
+                Source::Ranks(ranks) => ranks.len(),
+                _ => model.hierarchy(j).leaves(),
             })
             .collect();
         let walks: Vec<usize> = (0..m)
             .filter(|&j| matches!(sources[j], Source::Walk))
             .collect();
-        let packs = packs(&leaves, &sources, n);
+        let packs = packs(&codes, &sources, n);
+        let code = |j: usize, leaf: u32| match &sources[j] {
+            // Every vertex's rank is among the distinct ranks.
+            Source::Ranks(ranks) => ranks.partition_point(|&r| r < model.rank(j, leaf)),
+            _ => leaf as usize,
+        };
         let packed: Vec<u32> = tuples
             .chunks_exact(m)
             .flat_map(|row| {
                 packs.iter().map(|pack| {
                     pack.iter()
-                        .fold(0usize, |code, &j| code * leaves[j] + row[j] as usize)
+                        .fold(0usize, |joint, &j| joint * codes[j] + code(j, row[j]))
                         as u32
                 })
             })
             .collect();
-        let climbs = walks.iter().all(|&j| model.climbs(j));
-        let ranked: Vec<u32> = if climbs {
-            tuples
-                .chunks_exact(m)
-                .flat_map(|row| walks.iter().map(|&j| model.rank(j, row[j])))
-                .collect()
-        } else {
-            Vec::new()
-        };
         Self {
             model,
             tuples,
             m,
-            leaves,
+            codes,
             sources,
             walks,
             packs,
             packed,
-            climbs,
-            ranked,
         }
     }
 
-    /// About how many cost lookups the scan of one query reads per vertex: one per pack,
-    /// [`CLIMB_LOOKUPS`] per walk.
+    /// What the scan of one query weighs per vertex, in cost lookups: one per pack of
+    /// narrow attributes, [`WIDE_LOOKUPS`] per wide attribute (rank rows and walks).
     pub(super) fn lookups(&self) -> usize {
-        self.packs.len() + CLIMB_LOOKUPS * self.walks.len()
+        let ranked = |s: &&Source<'_>| matches!(s, Source::Ranks(_));
+        let ranks = self.sources.iter().filter(ranked).count();
+        self.packs.len() - ranks + WIDE_LOOKUPS * (ranks + self.walks.len())
     }
 
     /// The lists of every vertex (`1 ≤ count < n`), as [`nearest_neighbours`] returns them.
@@ -735,7 +735,7 @@ impl<'a> Scan<'a> {
         ScanScratch {
             attribute_rows: vec![Vec::new(); self.m],
             pack_rows: vec![Vec::new(); self.packs.len()],
-            ladders: vec![Vec::new(); self.walks.len()],
+            ladder: Vec::new(),
             made_for: vec![u32::MAX; self.m],
         }
     }
@@ -750,28 +750,29 @@ impl<'a> Scan<'a> {
         let ScanScratch {
             attribute_rows,
             pack_rows,
-            ladders,
+            ladder,
             made_for,
         } = scratch;
         let ta = &self.tuples[a * self.m..(a + 1) * self.m];
         let stale = |j: usize| made_for[j] != ta[j];
-        if self.climbs {
-            for (&j, ladder) in self.walks.iter().zip(ladders.iter_mut()) {
-                if stale(j) {
-                    self.model.ladder(j, ta[j], ladder);
-                }
-            }
-        }
         for (j, source) in self.sources.iter().enumerate() {
-            if matches!(source, Source::Row) && stale(j) {
-                self.model.fill_row(j, ta[j], &mut attribute_rows[j]);
+            if !stale(j) {
+                continue;
+            }
+            match source {
+                Source::Row => self.model.fill_row(j, ta[j], &mut attribute_rows[j]),
+                Source::Ranks(ranks) => {
+                    self.model.ladder(j, ta[j], ladder);
+                    climb_all(ladder, ranks, &mut attribute_rows[j]);
+                }
+                _ => {}
             }
         }
         let attribute_row = |j: usize| -> &[u64] {
             match self.sources[j] {
                 Source::Table(table) => {
-                    let start = ta[j] as usize * self.leaves[j];
-                    &table[start..start + self.leaves[j]]
+                    let start = ta[j] as usize * self.codes[j];
+                    &table[start..start + self.codes[j]]
                 }
                 _ => &attribute_rows[j],
             }
@@ -794,47 +795,35 @@ impl<'a> Scan<'a> {
             })
             .collect();
         match rows.len() {
-            1 => self.run::<1>(&rows, ladders, a, count),
-            2 => self.run::<2>(&rows, ladders, a, count),
-            3 => self.run::<3>(&rows, ladders, a, count),
-            4 => self.run::<4>(&rows, ladders, a, count),
-            5 => self.run::<5>(&rows, ladders, a, count),
-            6 => self.run::<6>(&rows, ladders, a, count),
-            7 => self.run::<7>(&rows, ladders, a, count),
-            8 => self.run::<8>(&rows, ladders, a, count),
-            9 => self.run::<9>(&rows, ladders, a, count),
-            10 => self.run::<10>(&rows, ladders, a, count),
-            11 => self.run::<11>(&rows, ladders, a, count),
-            12 => self.run::<12>(&rows, ladders, a, count),
-            _ => self.run_any(&rows, ladders, a, count),
+            1 => self.run::<1>(&rows, a, count),
+            2 => self.run::<2>(&rows, a, count),
+            3 => self.run::<3>(&rows, a, count),
+            4 => self.run::<4>(&rows, a, count),
+            5 => self.run::<5>(&rows, a, count),
+            6 => self.run::<6>(&rows, a, count),
+            7 => self.run::<7>(&rows, a, count),
+            8 => self.run::<8>(&rows, a, count),
+            9 => self.run::<9>(&rows, a, count),
+            10 => self.run::<10>(&rows, a, count),
+            11 => self.run::<11>(&rows, a, count),
+            12 => self.run::<12>(&rows, a, count),
+            _ => self.run_any(&rows, a, count),
         }
     }
 
     /// [`Self::nearest`] for `N ≥ 1` packs known at compile time, so the lookups unroll.
-    fn run<const N: usize>(
-        &self,
-        rows: &[&[u64]],
-        ladders: &[Vec<Rung>],
-        a: usize,
-        count: usize,
-    ) -> Vec<(u64, u32)> {
+    fn run<const N: usize>(&self, rows: &[&[u64]], a: usize, count: usize) -> Vec<(u64, u32)> {
         let rows: [&[u64]; N] = std::array::from_fn(|i| rows[i]);
         let mut best = Best::new(count);
         for (b, codes) in self.packed.chunks_exact(N).enumerate() {
             let units: u64 = (0..N).map(|i| rows[i][codes[i] as usize]).sum();
-            best.offer(units + self.walked(ladders, a, b), b, a);
+            best.offer(units + self.walked(a, b), b, a);
         }
         best.into_sorted()
     }
 
     /// [`Self::run`] for any number of packs (including none).
-    fn run_any(
-        &self,
-        rows: &[&[u64]],
-        ladders: &[Vec<Rung>],
-        a: usize,
-        count: usize,
-    ) -> Vec<(u64, u32)> {
+    fn run_any(&self, rows: &[&[u64]], a: usize, count: usize) -> Vec<(u64, u32)> {
         let mut best = Best::new(count);
         let (n, p) = (self.tuples.len() / self.m, self.packs.len());
         for b in 0..n {
@@ -844,19 +833,13 @@ impl<'a> Scan<'a> {
                 .zip(codes)
                 .map(|(row, &c)| row[c as usize])
                 .sum();
-            best.offer(units + self.walked(ladders, a, b), b, a);
+            best.offer(units + self.walked(a, b), b, a);
         }
         best.into_sorted()
     }
 
-    /// Units of the attributes without cost rows between vertices `a` and `b` (`a`'s
-    /// `ladders` when the walks climb).
-    fn walked(&self, ladders: &[Vec<Rung>], a: usize, b: usize) -> u64 {
-        if self.climbs {
-            let w = ladders.len();
-            let ranks = &self.ranked[b * w..(b + 1) * w];
-            return ladders.iter().zip(ranks).map(|(l, &r)| climb(l, r)).sum();
-        }
+    /// Units of the attributes without cost rows between vertices `a` and `b`.
+    fn walked(&self, a: usize, b: usize) -> u64 {
         let (m, t) = (self.m, self.tuples);
         self.walks
             .iter()
@@ -981,6 +964,20 @@ enum Source<'a> {
     Table(&'a [u64]),
     /// A row `leaf → units` computed once per vertex.
     Row,
+    /// A row over the scan's distinct depth-first ranks (sorted), computed once per
+    /// vertex from its ladder: attributes with more leaves than vertices that climb.
+    Ranks(Vec<u32>),
     /// A hierarchy walk per pair.
     Walk,
+}
+
+/// The distinct depth-first ranks of attribute `j` among `tuples`, sorted.
+fn distinct_ranks(tuples: &[u32], m: usize, j: usize, model: &CostModel) -> Vec<u32> {
+    let mut ranks: Vec<u32> = tuples
+        .chunks_exact(m)
+        .map(|row| model.rank(j, row[j]))
+        .collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    ranks
 }

@@ -120,6 +120,7 @@ impl Paths {
 /// from the top while the rung below still holds the rank: a scan meets mostly far
 /// leaves, whose meet is near the top (in a binary hierarchy, two random leaves meet
 /// at the root half the time), so this takes about two steps there.
+#[cfg(test)]
 pub(super) fn climb(ladder: &[Rung], rank: u32) -> u64 {
     let mut level = ladder.len() - 1;
     while level > 0 {
@@ -130,6 +131,25 @@ pub(super) fn climb(ladder: &[Rung], rank: u32) -> u64 {
         level -= 1;
     }
     ladder[level].2
+}
+
+/// `out[i] = climb(ladder, ranks[i])` for sorted, distinct `ranks`: each rung's ranks
+/// are one run of them, written from the top rung down (rungs nest), about one write per
+/// rank and rung that holds it instead of a climb per rank.
+pub(super) fn climb_all(ladder: &[Rung], ranks: &[u32], out: &mut Vec<u64>) {
+    out.clear();
+    let Some(&(_, _, top)) = ladder.last() else {
+        return;
+    };
+    out.resize(ranks.len(), top);
+    let (mut lo, mut hi) = (0, ranks.len());
+    for &(first, last, units) in ladder.iter().rev().skip(1) {
+        let run = &ranks[lo..hi];
+        let start = lo + run.partition_point(|&r| r < first);
+        hi = lo + run.partition_point(|&r| r <= last);
+        lo = start.min(hi);
+        out[lo..hi].fill(units);
+    }
 }
 
 #[cfg(test)]
@@ -180,6 +200,26 @@ mod tests {
                 let expected = (level as u64) << 20 | u64::from(code);
                 assert_eq!(climb(&ladder, ranks[b as usize]), expected);
             }
+        }
+    }
+
+    #[test]
+    fn climb_all_climbs_every_rank() {
+        let h = halves(300, 10);
+        let ranks = h.dfs_ranks();
+        let paths = Paths::new(&h, &ranks);
+        let mut sorted: Vec<u32> = ranks.iter().copied().step_by(3).collect();
+        sorted.sort_unstable();
+        let (mut ladder, mut out) = (Vec::new(), Vec::new());
+        for a in 0..300 {
+            paths.ladder(
+                a,
+                |level, code| (level as u64) << 20 | u64::from(code),
+                &mut ladder,
+            );
+            climb_all(&ladder, &sorted, &mut out);
+            let each: Vec<u64> = sorted.iter().map(|&r| climb(&ladder, r)).collect();
+            assert_eq!(out, each);
         }
     }
 }
