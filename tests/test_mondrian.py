@@ -218,6 +218,20 @@ def test_effort_defaults_to_full_up_to_the_threshold(
     assert passes(effort="fast") == "fast"
 
 
+def test_range_blocks_are_smaller_with_the_fast_passes(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("CREATE TABLE t AS SELECT i AS rid, i % 7 AS a FROM range(30) r(i)")
+
+    def block(**options: Any) -> int:
+        sql = kanon.explain(con, "t", 3, ["a"], insensitive=["rid"], **options)
+        return int(re.findall(r'"block_size": (\d+)', sql)[0])
+
+    assert block() == 50_000
+    assert block(effort="fast") == 50_000
+    assert block(labels="range") == 5_000
+    assert block(labels="range", effort="fast") == 2_000
+    assert block(labels="range", effort="fast", block_size=300) == 300
+
+
 @settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

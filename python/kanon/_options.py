@@ -216,8 +216,8 @@ class AnonymizeKeywords(SearchKeywords, total=False):
             "BIGINT",
             methods=FOREST,
             doc=(
-                "rows per block (default 50,000; 5,000 with labels 'range'); blocks the "
-                "exact search cannot prune are cut smaller"
+                "rows per block (default 50,000; with labels 'range' 5,000, or 2,000 with "
+                "effort 'fast'); blocks the exact search cannot prune are cut smaller"
             ),
         ),
     ]

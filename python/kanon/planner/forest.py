@@ -43,6 +43,8 @@ PACK_ROWS_MAX = 1 << 22
 #: The default block size per label mode: above it, a pack is cut into blocks by
 #: Mondrian cuts (range labels' neighbour search is a full scan: smaller blocks).
 BLOCK_ROWS = {"hierarchy": 50_000, "range": 5_000}
+#: The range labels' default block size with the fast passes (benches/README.md).
+FAST_RANGE_BLOCK_ROWS = 2_000
 #: Tables of at most this many rows get the full improvement passes by default, larger
 #: ones the fast passes (``effort := 'fast'``); measurements in benches/README.md.
 FULL_EFFORT_ROWS = 1 << 18
@@ -62,8 +64,10 @@ def forest_sql(request: Request) -> tuple[str, str]:
     cost, improve = VARIANTS[options.method]
     if labels == "range" and options.method == "forest":
         cost = "range"
-    block = BLOCK_ROWS[labels] if options.block_size is None else options.block_size
     effort = options.effort or ("full" if rows <= FULL_EFFORT_ROWS else "fast")
+    block = BLOCK_ROWS[labels] if options.block_size is None else options.block_size
+    if options.block_size is None and labels == "range" and effort == "fast":
+        block = FAST_RANGE_BLOCK_ROWS
     passes = effort if improve else "none"
     kernel_options = {"m": m, "cost": cost, "improve": passes, "block_size": block}
     range_keys = ", ".join(

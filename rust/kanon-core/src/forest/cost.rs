@@ -64,7 +64,9 @@
 
 use super::orders::Orders;
 use super::paths::{Paths, Rung};
-use super::scale::{check_model, exact_scale, fixed_scale, term_units};
+use super::scale::{
+    check_model, exact_scale, fixed_scale, key_units, numeric_units, term_units, PerKey,
+};
 use crate::error::{KernelError, Result};
 use crate::hierarchy::Hierarchy;
 
@@ -99,15 +101,6 @@ enum RangeAttribute {
         per: PerKey,
         full: u64,
     },
-}
-
-/// Units of a key difference of a numeric attribute.
-#[derive(Debug, Clone, Copy)]
-enum PerKey {
-    /// Integer keys: exactly `difference · units` units.
-    Exact(u64),
-    /// `round(difference · factor)` units, at most the whole weight.
-    Fixed(f64),
 }
 
 /// Pair costs over a fixed set of quasi-identifier hierarchies, precomputed as integer
@@ -669,14 +662,24 @@ impl CostModel {
         }
     }
 
+    /// `out[i]` = [`Self::attribute_units`] of `leaf` and `others[i]`, with the key
+    /// lookups of a numeric range attribute hoisted out of the pairs (the scan's rows).
+    pub(super) fn fill_units(&self, j: usize, leaf: u32, others: &[u32], out: &mut Vec<u64>) {
+        out.clear();
+        let numeric = self.range.get(j).filter(|_| self.dense[j].is_none());
+        let Some(RangeAttribute::Numeric { keys, per, full }) = numeric else {
+            return out.extend(others.iter().map(|&b| self.attribute_units(j, leaf, b)));
+        };
+        let x = keys[leaf as usize];
+        out.extend(others.iter().map(|&b| match b == leaf {
+            true => 0,
+            false => numeric_units(x, keys[b as usize], *per, *full),
+        }));
+    }
+
     /// Whether attribute `j` has paths (no dense table) and meets price its pairs.
     pub(super) fn climbs(&self, j: usize) -> bool {
         self.kind != LevelCost::Range && self.paths[j].is_some()
-    }
-
-    /// The paths of an attribute `j` that [`Self::climbs`]; panics for another one.
-    fn climbing(&self, j: usize) -> &Paths {
-        self.paths[j].as_ref().expect("attribute without paths")
     }
 
     /// Write the [`Rung`]s of `leaf` of an attribute `j` that [`Self::climbs`] to
@@ -684,7 +687,8 @@ impl CostModel {
     pub(super) fn ladder(&self, j: usize, leaf: u32, ladder: &mut Vec<Rung>) {
         let units = &self.node_units[j];
         let price = |level: usize, code: u32| units[level][code as usize];
-        self.climbing(j).ladder(leaf, price, ladder);
+        let paths = self.paths[j].as_ref().expect("attribute without paths");
+        paths.ladder(leaf, price, ladder);
     }
 
     /// The depth-first rank of `leaf` of an attribute `j` that [`Self::climbs`].
@@ -701,12 +705,7 @@ impl CostModel {
         match &self.range[j] {
             RangeAttribute::Set { unit } => *unit,
             RangeAttribute::Numeric { keys, per, full } => {
-                let (x, y) = (keys[a as usize], keys[b as usize]);
-                if x.is_nan() || y.is_nan() {
-                    *full
-                } else {
-                    key_units((x - y).abs(), *per, *full)
-                }
+                numeric_units(keys[a as usize], keys[b as usize], *per, *full)
             }
         }
     }
@@ -910,16 +909,6 @@ impl CostModel {
 
 /// Largest magnitude of an integer key priced exactly (differences stay exact in `f64`).
 const EXACT_KEY: f64 = (1u64 << 52) as f64;
-
-/// Units of a key difference `difference ≥ 0` (at most the span) of a numeric attribute.
-#[inline]
-fn key_units(difference: f64, per: PerKey, full: u64) -> u64 {
-    match per {
-        // An exact integer below 2^53 (checked keys), times units ≤ w · lcm / span.
-        PerKey::Exact(units) => difference as u64 * units,
-        PerKey::Fixed(factor) => ((difference * factor).round() as u64).min(full),
-    }
-}
 
 /// Numerator of every node's cost, `[level][code]`: the level, or the node's leaves − 1.
 fn numerators(h: &Hierarchy, kind: LevelCost) -> Vec<Vec<u64>> {

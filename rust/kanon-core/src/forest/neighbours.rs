@@ -190,7 +190,7 @@ pub(super) fn trie_pays(
 /// it, `n · lookups` cost lookups at `WORK_LOOKUPS` lookups per unit of work; past the
 /// cap the query is scanned.
 fn query_budget(n: usize, scan: &Scan<'_>) -> usize {
-    let lookups = (scan.packs.len() + scan.walks.len()).max(1);
+    let lookups = scan.packs.len().max(1);
     n.saturating_mul(lookups) / WORK_LOOKUPS
 }
 
@@ -623,18 +623,15 @@ pub fn nearest_neighbours_scan(
     Scan::new(tuples, m, model).all(count)
 }
 
-/// The full scan of one vertex over all others: the pair cost is one lookup per pack
-/// plus a walk per attribute without a cost row.
+/// The full scan of one vertex over all others: the pair cost is one lookup per pack.
 pub(super) struct Scan<'a> {
     model: &'a CostModel,
     tuples: &'a [u32],
     m: usize,
     /// Per attribute: its codes in the packs (leaves, or the scan's distinct ranks).
     codes: Vec<usize>,
-    /// Per attribute: its dense table, a row computed per vertex, or a walk per pair.
+    /// Per attribute: its dense table, or a row computed per vertex.
     sources: Vec<Source<'a>>,
-    /// The attributes read by a walk.
-    walks: Vec<usize>,
     /// Attributes sharing one joint cost row (see [`packs`]).
     packs: Vec<Vec<usize>>,
     /// Each vertex's joint code in every pack (mixed radix, first attribute most
@@ -661,22 +658,20 @@ impl<'a> Scan<'a> {
                 Some(table) => Source::Table(table),
                 None if model.hierarchy(j).leaves() <= n => Source::Row,
                 None if model.climbs(j) => Source::Ranks(distinct_ranks(tuples, m, j, model)),
-                None => Source::Walk,
+                None => Source::Leaves(distinct_leaves(tuples, m, j)),
             })
             .collect();
         let codes: Vec<usize> = (0..m)
             .map(|j| match &sources[j] {
-                Source::Ranks(ranks) => ranks.len(),
+                Source::Ranks(codes) | Source::Leaves(codes) => codes.len(),
                 _ => model.hierarchy(j).leaves(),
             })
             .collect();
-        let walks: Vec<usize> = (0..m)
-            .filter(|&j| matches!(sources[j], Source::Walk))
-            .collect();
-        let packs = packs(&codes, &sources, n);
+        let packs = packs(&codes, n);
         let code = |j: usize, leaf: u32| match &sources[j] {
             // Every vertex's rank is among the distinct ranks.
             Source::Ranks(ranks) => ranks.partition_point(|&r| r < model.rank(j, leaf)),
+            Source::Leaves(leaves) => leaves.partition_point(|&b| b < leaf),
             _ => leaf as usize,
         };
         let packed: Vec<u32> = tuples
@@ -695,18 +690,17 @@ impl<'a> Scan<'a> {
             m,
             codes,
             sources,
-            walks,
             packs,
             packed,
         }
     }
 
     /// What the scan of one query weighs per vertex, in cost lookups: one per pack of
-    /// narrow attributes, [`WIDE_LOOKUPS`] per wide attribute (rank rows and walks).
+    /// narrow attributes, [`WIDE_LOOKUPS`] per wide attribute.
     pub(super) fn lookups(&self) -> usize {
-        let ranked = |s: &&Source<'_>| matches!(s, Source::Ranks(_));
-        let ranks = self.sources.iter().filter(ranked).count();
-        self.packs.len() - ranks + WIDE_LOOKUPS * (ranks + self.walks.len())
+        let wide = |s: &&Source<'_>| matches!(s, Source::Ranks(_) | Source::Leaves(_));
+        let wide = self.sources.iter().filter(wide).count();
+        self.packs.len() - wide + WIDE_LOOKUPS * wide
     }
 
     /// The lists of every vertex (`1 ≤ count < n`), as [`nearest_neighbours`] returns them.
@@ -765,6 +759,10 @@ impl<'a> Scan<'a> {
                     self.model.ladder(j, ta[j], ladder);
                     climb_all(ladder, ranks, &mut attribute_rows[j]);
                 }
+                Source::Leaves(leaves) => {
+                    self.model
+                        .fill_units(j, ta[j], leaves, &mut attribute_rows[j]);
+                }
                 _ => {}
             }
         }
@@ -817,7 +815,7 @@ impl<'a> Scan<'a> {
         let mut best = Best::new(count);
         for (b, codes) in self.packed.chunks_exact(N).enumerate() {
             let units: u64 = (0..N).map(|i| rows[i][codes[i] as usize]).sum();
-            best.offer(units + self.walked(a, b), b, a);
+            best.offer(units, b, a);
         }
         best.into_sorted()
     }
@@ -833,18 +831,9 @@ impl<'a> Scan<'a> {
                 .zip(codes)
                 .map(|(row, &c)| row[c as usize])
                 .sum();
-            best.offer(units + self.walked(a, b), b, a);
+            best.offer(units, b, a);
         }
         best.into_sorted()
-    }
-
-    /// Units of the attributes without cost rows between vertices `a` and `b`.
-    fn walked(&self, a: usize, b: usize) -> u64 {
-        let (m, t) = (self.m, self.tuples);
-        self.walks
-            .iter()
-            .map(|&j| self.model.attribute_units(j, t[a * m + j], t[b * m + j]))
-            .sum()
     }
 }
 
@@ -908,19 +897,16 @@ impl Best {
 /// 32 KiB).
 const PACK_CODES: usize = 4096;
 
-/// Group the attributes that have cost rows into packs, in attribute order, whose joint
-/// code count (the product of their leaf counts) stays within [`PACK_CODES`] and a
-/// quarter of the vertex count, so that building a pack's joint row per vertex costs
-/// less than the pairs it saves. An attribute too large to share a pack is alone.
-fn packs(leaves: &[usize], sources: &[Source<'_>], n: usize) -> Vec<Vec<usize>> {
+/// Group the attributes into packs, in attribute order, whose joint code count (the
+/// product of their `codes`) stays within [`PACK_CODES`] and a quarter of the vertex
+/// count, so that building a pack's joint row per vertex costs less than the pairs it
+/// saves. An attribute too large to share a pack is alone.
+fn packs(codes: &[usize], n: usize) -> Vec<Vec<usize>> {
     let limit = (n / 4).min(PACK_CODES);
     let mut packs: Vec<Vec<usize>> = Vec::new();
     let mut product = usize::MAX;
-    for (j, source) in sources.iter().enumerate() {
-        if matches!(source, Source::Walk) {
-            continue;
-        }
-        match product.checked_mul(leaves[j].max(1)) {
+    for (j, &width) in codes.iter().enumerate() {
+        match product.checked_mul(width.max(1)) {
             Some(joint) if joint <= limit => {
                 product = joint;
                 if let Some(last) = packs.last_mut() {
@@ -928,7 +914,7 @@ fn packs(leaves: &[usize], sources: &[Source<'_>], n: usize) -> Vec<Vec<usize>> 
                 }
             }
             _ => {
-                product = leaves[j].max(1);
+                product = width.max(1);
                 packs.push(vec![j]);
             }
         }
@@ -967,8 +953,17 @@ enum Source<'a> {
     /// A row over the scan's distinct depth-first ranks (sorted), computed once per
     /// vertex from its ladder: attributes with more leaves than vertices that climb.
     Ranks(Vec<u32>),
-    /// A hierarchy walk per pair.
-    Walk,
+    /// A row over the scan's distinct leaves (sorted), computed once per vertex: wide
+    /// attributes that do not climb (range costs).
+    Leaves(Vec<u32>),
+}
+
+/// The distinct leaves of attribute `j` among `tuples`, sorted.
+fn distinct_leaves(tuples: &[u32], m: usize, j: usize) -> Vec<u32> {
+    let mut leaves: Vec<u32> = tuples.chunks_exact(m).map(|row| row[j]).collect();
+    leaves.sort_unstable();
+    leaves.dedup();
+    leaves
 }
 
 /// The distinct depth-first ranks of attribute `j` among `tuples`, sorted.

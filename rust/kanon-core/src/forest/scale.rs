@@ -7,6 +7,41 @@ use crate::hierarchy::Hierarchy;
 /// Bound on the largest total cost in units (see the module docs of `cost`).
 pub(super) const UNIT_LIMIT: u128 = 1 << 50;
 
+/// Units of a key difference of a numeric attribute.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum PerKey {
+    /// Integer keys: exactly `difference · units` units.
+    Exact(u64),
+    /// `round(difference · factor)` units, at most the whole weight.
+    Fixed(f64),
+}
+
+/// Range units of keys `x` and `y`: all of them where either is missing (NaN).
+#[inline]
+pub(super) fn numeric_units(x: f64, y: f64, per: PerKey, full: u64) -> u64 {
+    match x.is_nan() || y.is_nan() {
+        true => full,
+        false => key_units((x - y).abs(), per, full),
+    }
+}
+
+/// Units of a key difference `difference ≥ 0` (at most the span) of a numeric attribute.
+#[inline]
+pub(super) fn key_units(difference: f64, per: PerKey, full: u64) -> u64 {
+    match per {
+        // An exact integer below 2^53 (checked keys), times units ≤ w · lcm / span.
+        PerKey::Exact(units) => difference as u64 * units,
+        PerKey::Fixed(factor) => round_units(difference * factor).min(full),
+    }
+}
+
+/// `x.round()` for `x ≥ 0` (saturating), inline: the fraction `x − ⌊x⌋` is exact below
+/// 2^52, and `f64::round` is a libm call on the baseline x86-64 target.
+fn round_units(x: f64) -> u64 {
+    let whole = x as u64;
+    whole.saturating_add(u64::from(x - whole as f64 >= 0.5))
+}
+
 /// Check the hierarchies and weights of a model.
 pub(super) fn check_model(hierarchies: &[Hierarchy], weights: &[f64]) -> Result<()> {
     let invalid = |message: String| KernelError::InvalidArgument {
