@@ -24,8 +24,8 @@ stays in DuckDB's storage, nothing is copied into Python):
   for the rest);
 * ``forest``: the same with ``method := 'forest'``, blocked (the table is cut into blocks
   by Mondrian cuts; ``block_size`` is kanon's default unless ``--block-size``), hierarchy
-  labels, kanon's default effort (the full improvement passes up to 1,048,576 rows, the
-  fast ones above);
+  labels, kanon's default effort (the full improvement passes up to ``FULL_EFFORT_ROWS``,
+  262,144 rows, the fast ones above);
 * ``forest_fast``: the same with ``effort := 'fast'``, at the sizes where that is not
   already the default;
 * ``anonypy`` (Mondrian on a pandas frame: numbers and dates, as days, by value, the other
