@@ -126,3 +126,46 @@ fn clustered_blocks_stay_whole() {
         "the block was cut"
     );
 }
+
+#[test]
+fn wide_attributes_sharing_a_pack() {
+    // Three attributes of 65,536 leaves with two values each in the block share one pack
+    // (joint codes 8 ≤ 128 tuples / 4), a fourth of 16 leaves is alone: the scan's
+    // weight counts more wide attributes than packs.
+    let model = CostModel::try_new(
+        vec![halves(65_536), halves(65_536), halves(65_536), halves(16)],
+        vec![1.0; 4],
+        LevelCost::Ncp,
+    )
+    .unwrap();
+    let t: Vec<u32> = (0..128u32)
+        .flat_map(|i| {
+            [
+                (i & 1) * 9_000,
+                (i >> 1 & 1) * 30_000,
+                (i >> 2 & 1) * 7,
+                i >> 3,
+            ]
+        })
+        .collect();
+    let keys: Vec<Vec<f64>> = [65_536u32, 65_536, 65_536, 16]
+        .iter()
+        .map(|&l| (0..l).map(f64::from).collect())
+        .collect();
+    let spans = [65_535.0, 65_535.0, 65_535.0, 15.0];
+    let options = ForestOptions {
+        k: 4,
+        seed: 0,
+        improve: Some(Effort::Fast),
+    };
+    let release = blocked_forest(
+        &t, 4, &[1; 128], &keys, &spans, &model, &options, 50_000, None,
+    )
+    .unwrap();
+    let mut sizes = vec![0u64; release.groups];
+    for &g in &release.group_of_row {
+        sizes[g as usize] += 1;
+    }
+    assert_eq!(release.group_of_row.len(), 128);
+    assert!(sizes.iter().all(|&s| s >= 4), "a group under k rows");
+}

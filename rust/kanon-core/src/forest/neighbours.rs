@@ -695,12 +695,12 @@ impl<'a> Scan<'a> {
         }
     }
 
-    /// What the scan of one query weighs per vertex, in cost lookups: one per pack of
-    /// narrow attributes, [`WIDE_LOOKUPS`] per wide attribute.
+    /// What the scan of one query weighs per vertex, in cost lookups: one per pack, and
+    /// [`WIDE_LOOKUPS`] − 1 more per wide attribute (alone in its pack or sharing one).
     pub(super) fn lookups(&self) -> usize {
         let wide = |s: &&Source<'_>| matches!(s, Source::Ranks(_) | Source::Leaves(_));
         let wide = self.sources.iter().filter(wide).count();
-        self.packs.len() - wide + WIDE_LOOKUPS * wide
+        self.packs.len() + (WIDE_LOOKUPS - 1) * wide
     }
 
     /// The lists of every vertex (`1 ≤ count < n`), as [`nearest_neighbours`] returns them.
