@@ -65,9 +65,12 @@ def forest_sql(request: Request) -> tuple[str, str]:
     if labels == "range" and options.method == "forest":
         cost = "range"
     effort = options.effort or ("full" if rows <= FULL_EFFORT_ROWS else "fast")
-    block = BLOCK_ROWS[labels] if options.block_size is None else options.block_size
-    if options.block_size is None and labels == "range" and effort == "fast":
+    if options.block_size is not None:
+        block = options.block_size
+    elif labels == "range" and effort == "fast":
         block = FAST_RANGE_BLOCK_ROWS
+    else:
+        block = BLOCK_ROWS[labels]
     passes = effort if improve else "none"
     kernel_options = {"m": m, "cost": cost, "improve": passes, "block_size": block}
     range_keys = ", ".join(

@@ -683,7 +683,7 @@ impl CostModel {
     }
 
     /// Write the [`Rung`]s of `leaf` of an attribute `j` that [`Self::climbs`] to
-    /// `ladder`: its units to the leaf of rank `r` are `paths::climb(ladder, r)`.
+    /// `ladder`: its units to the leaves of given ranks are `paths::climb_all`'s.
     pub(super) fn ladder(&self, j: usize, leaf: u32, ladder: &mut Vec<Rung>) {
         let units = &self.node_units[j];
         let price = |level: usize, code: u32| units[level][code as usize];

@@ -657,8 +657,10 @@ impl<'a> Scan<'a> {
             .map(|j| match model.dense_table(j) {
                 Some(table) => Source::Table(table),
                 None if model.hierarchy(j).leaves() <= n => Source::Row,
-                None if model.climbs(j) => Source::Ranks(distinct_ranks(tuples, m, j, model)),
-                None => Source::Leaves(distinct_leaves(tuples, m, j)),
+                None if model.climbs(j) => {
+                    Source::Ranks(distinct(tuples, m, j, |leaf| model.rank(j, leaf)))
+                }
+                None => Source::Leaves(distinct(tuples, m, j, |leaf| leaf)),
             })
             .collect();
         let codes: Vec<usize> = (0..m)
@@ -958,21 +960,10 @@ enum Source<'a> {
     Leaves(Vec<u32>),
 }
 
-/// The distinct leaves of attribute `j` among `tuples`, sorted.
-fn distinct_leaves(tuples: &[u32], m: usize, j: usize) -> Vec<u32> {
-    let mut leaves: Vec<u32> = tuples.chunks_exact(m).map(|row| row[j]).collect();
-    leaves.sort_unstable();
-    leaves.dedup();
-    leaves
-}
-
-/// The distinct depth-first ranks of attribute `j` among `tuples`, sorted.
-fn distinct_ranks(tuples: &[u32], m: usize, j: usize, model: &CostModel) -> Vec<u32> {
-    let mut ranks: Vec<u32> = tuples
-        .chunks_exact(m)
-        .map(|row| model.rank(j, row[j]))
-        .collect();
-    ranks.sort_unstable();
-    ranks.dedup();
-    ranks
+/// The distinct `key`s of the leaves of attribute `j` among `tuples`, sorted.
+fn distinct(tuples: &[u32], m: usize, j: usize, key: impl Fn(u32) -> u32) -> Vec<u32> {
+    let mut keys: Vec<u32> = tuples.chunks_exact(m).map(|row| key(row[j])).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys
 }

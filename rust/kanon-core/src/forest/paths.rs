@@ -115,27 +115,10 @@ impl Paths {
     }
 }
 
-/// The units of the lowest rung holding `rank` (the top one if none does): the meet
-/// of the ladder's leaf with the leaf of that rank. Rungs nest, so the climb goes down
-/// from the top while the rung below still holds the rank: a scan meets mostly far
-/// leaves, whose meet is near the top (in a binary hierarchy, two random leaves meet
-/// at the root half the time), so this takes about two steps there.
-#[cfg(test)]
-pub(super) fn climb(ladder: &[Rung], rank: u32) -> u64 {
-    let mut level = ladder.len() - 1;
-    while level > 0 {
-        let (first, last, _) = ladder[level - 1];
-        if rank < first || rank > last {
-            break;
-        }
-        level -= 1;
-    }
-    ladder[level].2
-}
-
-/// `out[i] = climb(ladder, ranks[i])` for sorted, distinct `ranks`: each rung's ranks
-/// are one run of them, written from the top rung down (rungs nest), about one write per
-/// rank and rung that holds it instead of a climb per rank.
+/// `out[i]`: the units of the lowest rung holding `ranks[i]` (the top one if none does),
+/// i.e. the meet of the ladder's leaf with the leaf of that rank, for sorted, distinct
+/// `ranks`. Each rung's ranks are one run of them, written from the top rung down (rungs
+/// nest): about one write per rank and rung that holds it.
 pub(super) fn climb_all(ladder: &[Rung], ranks: &[u32], out: &mut Vec<u64>) {
     out.clear();
     let Some(&(_, _, top)) = ladder.last() else {
@@ -155,6 +138,19 @@ pub(super) fn climb_all(ladder: &[Rung], ranks: &[u32], out: &mut Vec<u64>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The reference for [`climb_all`]: one rank, climbing down from the top rung.
+    fn climb(ladder: &[Rung], rank: u32) -> u64 {
+        let mut level = ladder.len() - 1;
+        while level > 0 {
+            let (first, last, _) = ladder[level - 1];
+            if rank < first || rank > last {
+                break;
+            }
+            level -= 1;
+        }
+        ladder[level].2
+    }
 
     /// Binary splits of `n` leaves, `levels` levels above them (a root at the top).
     fn halves(n: u32, levels: u32) -> Hierarchy {
