@@ -15,18 +15,24 @@ pub(super) const PARALLEL_ITEMS: usize = 1 << 16;
 /// thread sums one chunk, another computes the next (the two halves of the work
 /// overlap; the order of the items, and so the result, stays the same). Parts are not
 /// summed in parallel and merged: on nearly all-distinct tuples the merge repeats the work.
+///
+/// The sum stops once more than `cap` distinct keys have come: the second value says
+/// whether it ran to the end (the classes are then complete).
 pub(super) fn sum_items<K: PackedKey>(
     n: usize,
     item: impl Fn(usize) -> (K, u64) + Sync + Send,
     expected: usize,
+    cap: usize,
     out: Vec<Class<K>>,
-) -> Vec<Class<K>> {
+) -> (Vec<Class<K>>, bool) {
+    // The sum stops at `cap + 1` keys: a smaller table (fewer cache misses) holds them.
+    let expected = expected.min(cap.saturating_add(1));
     if n < PARALLEL_ITEMS {
         return sum_by_key(expected, out, |table| {
-            for i in 0..n {
+            (0..n).all(|i| {
                 let (key, count) = item(i);
-                table.add(key, count);
-            }
+                table.add(key, count) <= cap
+            })
         });
     }
     // Two chunk buffers, kept between calls (fresh memory costs a page fault per page).
@@ -45,18 +51,22 @@ pub(super) fn sum_items<K: PackedKey>(
             let mut start = len;
             while len > 0 {
                 let (summed, ahead) = (&current[..len], &mut *next);
-                let (_, next_len) = rayon::join(
+                let (complete, next_len) = rayon::join(
                     || {
-                        for &(key, count) in summed {
-                            table.add(key, count);
-                        }
+                        summed
+                            .iter()
+                            .all(|&(key, count)| table.add(key, count) <= cap)
                     },
                     || if start < n { fill(ahead, start) } else { 0 },
                 );
+                if !complete {
+                    return false;
+                }
                 std::mem::swap(&mut current, &mut next);
                 len = next_len;
                 start += len;
             }
+            true
         })
     })
 }
@@ -68,26 +78,26 @@ const CHUNK: usize = 1 << 16;
 struct Table<'t, K> {
     slots: &'t mut [(K, u64)],
     /// Slots in the order their keys first came.
-    order: Vec<u32>,
+    order: &'t mut Vec<u32>,
     shift: u32,
     mask: usize,
 }
 
 impl<K: PackedKey> Table<'_, K> {
-    /// Add `count` to `key`'s sum.
+    /// Add `count` to `key`'s sum; returns the number of distinct keys so far.
     #[inline]
-    fn add(&mut self, key: K, count: u64) {
+    fn add(&mut self, key: K, count: u64) -> usize {
         let mut i = (key.fold().wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize;
         loop {
             let slot = &mut self.slots[i];
             if slot.0 == key {
                 slot.1 += count;
-                return;
+                return self.order.len();
             }
             if slot.0 == K::EMPTY {
                 *slot = (key, count);
                 self.order.push(i as u32);
-                return;
+                return self.order.len();
             }
             i = (i + 1) & self.mask;
         }
@@ -98,26 +108,29 @@ impl<K: PackedKey> Table<'_, K> {
 /// so that its memory is reused), in the order keys first occur (deterministic), with
 /// an open-addressing table sized for `expected` distinct keys, which must bound them
 /// (the callers pass the number of items or of possible labels, whichever is smaller),
-/// so the table is never more than 70 % full.
+/// so the table is never more than 70 % full. `feed` returns whether it added every
+/// item (returned beside the sums).
 fn sum_by_key<K: PackedKey>(
     expected: usize,
     mut out: Vec<Class<K>>,
-    feed: impl FnOnce(&mut Table<'_, K>),
-) -> Vec<Class<K>> {
+    feed: impl FnOnce(&mut Table<'_, K>) -> bool,
+) -> (Vec<Class<K>>, bool) {
     let capacity = (expected.max(4) * 10 / 7 + 1).next_power_of_two();
-    // The table is kept between calls (all slots empty at rest): a fresh one would be
-    // allocated and cleared for every node.
+    // The table and its order are kept between calls (all slots empty at rest): fresh
+    // ones would be allocated, and their pages faulted in, for every node.
     K::with_table(|slots| {
         if slots.len() < capacity {
             slots.resize(capacity, (K::EMPTY, 0));
         }
+        let mut order = ORDER.with(|order| std::mem::take(&mut *order.borrow_mut()));
+        order.clear();
         let mut table = Table {
             slots: &mut slots[..capacity],
-            order: Vec::with_capacity(expected.min(1 << 20)),
+            order: &mut order,
             shift: 64 - capacity.trailing_zeros(),
             mask: capacity - 1,
         };
-        feed(&mut table);
+        let complete = feed(&mut table);
         out.clear();
         out.extend(table.order.iter().map(|&i| {
             let slot = &mut table.slots[i as usize];
@@ -125,7 +138,8 @@ fn sum_by_key<K: PackedKey>(
             slot.0 = K::EMPTY;
             class
         }));
-        out
+        ORDER.with(|kept| *kept.borrow_mut() = order);
+        (out, complete)
     })
 }
 
@@ -134,6 +148,8 @@ thread_local! {
     /// the key is set), side by side so that a probe touches one cache line.
     static TABLE_64: RefCell<Vec<(u64, u64)>> = const { RefCell::new(Vec::new()) };
     static TABLE_128: RefCell<Vec<(u128, u64)>> = const { RefCell::new(Vec::new()) };
+    /// [`sum_by_key`]'s order of first occurrence.
+    static ORDER: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
     /// [`sum_items`]'s two chunk buffers.
     static ITEMS_64: RefCell<Vec<(u64, u64)>> = const { RefCell::new(Vec::new()) };
     static ITEMS_128: RefCell<Vec<(u128, u64)>> = const { RefCell::new(Vec::new()) };
@@ -154,6 +170,8 @@ pub(super) trait PackedKey:
     fn wide(self) -> u128;
     /// A `u128` key that fits this type, as this type.
     fn narrow(key: u128) -> Self;
+    /// `code` shifted into place (the key must have room for it).
+    fn place(code: u32, shift: u32) -> Self;
     /// Run `f` on this thread's table of slots with keys of this type (all empty at
     /// rest).
     fn with_table<R>(f: impl FnOnce(&mut Vec<(Self, u64)>) -> R) -> R;
@@ -181,6 +199,9 @@ impl PackedKey for u64 {
     fn narrow(key: u128) -> Self {
         key as u64
     }
+    fn place(code: u32, shift: u32) -> Self {
+        u64::from(code) << shift
+    }
 }
 
 impl PackedKey for u128 {
@@ -202,6 +223,9 @@ impl PackedKey for u128 {
     }
     fn narrow(key: u128) -> Self {
         key
+    }
+    fn place(code: u32, shift: u32) -> Self {
+        u128::from(code) << shift
     }
 }
 
@@ -256,10 +280,19 @@ mod tests {
             let items: Vec<(K, u64)> = (0..n as u64)
                 .map(|i| (key(i.wrapping_mul(2_654_435_761) % 50_000), i % 7 + 1))
                 .collect();
-            let got = sum_items(n, |i| items[i], n, Vec::new());
+            let (got, complete) = sum_items(n, |i| items[i], n, usize::MAX, Vec::new());
+            assert!(complete);
             assert_eq!(got, plain(&items), "n = {n}");
-            // The table is left empty: a second run gives the same.
-            assert_eq!(sum_items(n, |i| items[i], n, Vec::new()), got);
+            // A cap stops the sum after its first `cap + 1` distinct keys, and leaves the
+            // table empty: the next run gives the same as the first.
+            let distinct = got.len();
+            let (part, complete) = sum_items(n, |i| items[i], n, distinct / 3, Vec::new());
+            assert!(!complete && part.len() == distinct / 3 + 1, "n = {n}");
+            let keys = |classes: &[(K, u64)]| classes.iter().map(|c| c.0).collect::<Vec<_>>();
+            assert_eq!(keys(&part), keys(&got[..part.len()]));
+            let (all, complete) = sum_items(n, |i| items[i], n, distinct, Vec::new());
+            assert!(complete);
+            assert_eq!(all, got);
         }
     }
 

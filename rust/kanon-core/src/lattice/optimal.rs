@@ -27,9 +27,15 @@ pub fn evaluate_node(
     let search = Search::new(tuples, m, counts, hierarchies, options, input)?;
     check_levels(&search, levels)?;
     Ok(if search.narrow {
-        search.evaluate(levels, &search.group::<u64>(levels, Vec::new()))
+        search.evaluate(
+            levels,
+            &search.group::<u64>(levels, usize::MAX, Vec::new()).0,
+        )
     } else {
-        search.evaluate(levels, &search.group::<u128>(levels, Vec::new()))
+        search.evaluate(
+            levels,
+            &search.group::<u128>(levels, usize::MAX, Vec::new()).0,
+        )
     })
 }
 

@@ -1,6 +1,8 @@
 //! The search context: the histogram, hierarchies and metric, grouping a node's
 //! classes (from the histogram or by rolling up a finer node) and evaluating a node.
 
+use std::borrow::Cow;
+
 use rayon::prelude::*;
 
 use super::group::{sum_items, PackedKey, PARALLEL_ITEMS};
@@ -372,28 +374,39 @@ impl<'a> Search<'a> {
             })
     }
 
-    /// Per attribute, the packed contribution of every leaf at `levels` (its label code
-    /// shifted into place), so that a key is the OR of one lookup per attribute.
-    fn key_tables(&self, levels: &[u32]) -> Vec<Vec<u128>> {
-        (0..self.m)
-            .map(|j| {
-                self.hierarchies[j]
-                    .level(levels[j] as usize)
-                    .iter()
-                    .map(|&code| u128::from(code) << self.shift[j])
-                    .collect()
-            })
-            .collect()
-    }
-
     fn code(&self, key: u128, j: usize) -> u32 {
         ((key >> self.shift[j]) & ((1u128 << self.bits[j]) - 1)) as u32
     }
 
-    /// The classes of a node, grouped from the histogram.
-    pub(super) fn group<K: PackedKey>(&self, levels: &[u32], out: Vec<Class<K>>) -> Vec<Class<K>> {
+    /// The classes of a node, grouped from the histogram; incomplete (false) once there
+    /// are more than `cap` (see [`sum_items`]).
+    pub(super) fn group<K: PackedKey>(
+        &self,
+        levels: &[u32],
+        cap: usize,
+        out: Vec<Class<K>>,
+    ) -> (Vec<Class<K>>, bool) {
         let expected = self.expected_classes(levels, self.counts.len());
-        sum_items(self.counts.len(), self.keyed(levels), expected, out)
+        sum_items(self.counts.len(), self.keyed(levels), expected, cap, out)
+    }
+
+    /// The number of classes above which a node leaves more than `max_suppressed` rows
+    /// in classes below k. With C classes of N rows, S of them below k: the other C − S
+    /// hold at least k rows each, so k·(C − S) ≤ N − S, and S·(k − 1) ≥ k·C − N; more
+    /// than (N + max_suppressed·(k − 1)) / k classes force S > max_suppressed.
+    pub(super) fn over_classes(&self) -> usize {
+        let k = u128::from(self.options.k.max(1));
+        let bound = (u128::from(self.rows) + u128::from(self.options.max_suppressed) * (k - 1)) / k;
+        usize::try_from(bound).unwrap_or(usize::MAX)
+    }
+
+    /// The fewest rows in classes below k of a node with more than `cap` classes (see
+    /// [`Search::over_classes`]): S ≥ (k·C − N) / (k − 1), rounded up.
+    pub(super) fn small_rows_above(&self, cap: usize) -> u64 {
+        let k = u128::from(self.options.k);
+        let excess = (k * (cap as u128 + 1)).saturating_sub(u128::from(self.rows));
+        let bound = if k < 2 { 0 } else { excess.div_ceil(k - 1) };
+        u64::try_from(bound).unwrap_or(u64::MAX)
     }
 
     /// The histogram's tuples packed at `levels`, one class each (equal keys are not
@@ -409,12 +422,10 @@ impl<'a> Search<'a> {
 
     /// Tuple `t` of the histogram as a class at `levels`: its packed key and count.
     fn keyed<K: PackedKey>(&self, levels: &[u32]) -> impl Fn(usize) -> Class<K> + Sync + '_ {
-        // Per attribute, the packed contribution of every leaf: a key is the OR of one
-        // lookup per attribute.
-        let tables: Vec<Vec<K>> = self
-            .key_tables(levels)
-            .iter()
-            .map(|t| t.iter().map(|&x| K::narrow(x)).collect())
+        // Per attribute, its label codes at the level and its shift: a key is the OR of
+        // one lookup per attribute.
+        let tables: Vec<(&[u32], u32)> = (0..self.m)
+            .map(|j| (self.hierarchies[j].level(levels[j] as usize), self.shift[j]))
             .collect();
         let m = self.m;
         move |t| {
@@ -422,8 +433,8 @@ impl<'a> Search<'a> {
             let key = row
                 .iter()
                 .zip(&tables)
-                .fold(K::default(), |key, (&code, table)| {
-                    key | table[code as usize]
+                .fold(K::default(), |key, (&code, &(table, shift))| {
+                    key | K::place(table[code as usize], shift)
                 });
             (key, self.counts[t])
         }
@@ -438,43 +449,59 @@ impl<'a> Search<'a> {
     }
 
     /// The classes of the node at `levels`, rolled up from the classes of the finer node
-    /// at `below` (every level at most the target's).
+    /// at `below` (every level at most the target's); incomplete (false) once there are
+    /// more than `cap`.
     pub(super) fn roll_up_to<K: PackedKey>(
         &self,
         below: &[Class<K>],
         levels_below: &[u32],
         levels: &[u32],
+        cap: usize,
         out: Vec<Class<K>>,
-    ) -> Vec<Class<K>> {
+    ) -> (Vec<Class<K>>, bool) {
         // Per changed attribute: its shift, its code mask, and the packed label at the
         // target level of every label at the finer level (parent maps composed once).
         let mut keep = u128::MAX;
-        let changed: Vec<(u32, u64, Vec<K>)> = (0..self.m)
+        // Codes, not packed keys, in the tables: a wide attribute's table is 4 bytes a
+        // label (its lookups miss the cache less).
+        let changed: Vec<(u32, u64, Cow<'_, [u32]>)> = (0..self.m)
             .filter(|&j| levels_below[j] != levels[j])
             .map(|j| {
                 keep &= !(((1u128 << self.bits[j]) - 1) << self.shift[j]);
-                let width = self.hierarchies[j].width(levels_below[j] as usize);
-                let table = (0..width)
-                    .map(|code| {
-                        let mut code = code;
-                        for l in levels_below[j]..levels[j] {
-                            code = self.parent[j][l as usize][code as usize];
-                        }
-                        K::narrow(u128::from(code) << self.shift[j])
-                    })
-                    .collect();
-                (self.shift[j], (1u64 << self.bits[j]) - 1, table)
+                (
+                    self.shift[j],
+                    (1u64 << self.bits[j]) - 1,
+                    self.up_table(j, levels_below[j], levels[j]),
+                )
             })
             .collect();
         let keep = K::narrow(keep);
         let up = |&(key, size): &Class<K>| -> (K, u64) {
             let up = changed.iter().fold(key & keep, |up, (shift, mask, table)| {
-                up | table[(key.field(*shift) & mask) as usize]
+                up | K::place(table[(key.field(*shift) & mask) as usize], *shift)
             });
             (up, size)
         };
         let expected = self.expected_classes(levels, below.len());
-        sum_items(below.len(), |c| up(&below[c]), expected, out)
+        sum_items(below.len(), |c| up(&below[c]), expected, cap, out)
+    }
+
+    /// Attribute `j`'s label at level `to` of every label at level `from`: from the
+    /// leaves, the hierarchy's own level (a wide attribute's leaves are many, and a
+    /// roll-up from them would otherwise pay for a table as long); else the parent
+    /// maps composed.
+    fn up_table(&self, j: usize, from: u32, to: u32) -> Cow<'_, [u32]> {
+        if from == 0 {
+            return Cow::Borrowed(self.hierarchies[j].level(to as usize));
+        }
+        let mut table = self.parent[j][from as usize].clone();
+        for l in from + 1..to {
+            let parent = &self.parent[j][l as usize];
+            for code in &mut table {
+                *code = parent[*code as usize];
+            }
+        }
+        Cow::Owned(table)
     }
 
     /// For the loss and height metrics, what suppressing the rows of classes below k

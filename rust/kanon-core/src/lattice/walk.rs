@@ -206,6 +206,13 @@ impl<'s, 'a, K: PackedKey> State<'s, 'a, K> {
     /// The classes of a node: rolled up from the cached finer node with the fewest
     /// classes, else from the base (see [`State::rebase`]); cached.
     fn classes(&mut self, levels: &[u32]) -> Rc<Vec<Class<K>>> {
+        self.classes_within(levels, usize::MAX)
+            .expect("no cap: the classes are complete")
+    }
+
+    /// [`State::classes`], or None (nothing cached) once the node has more than `cap`
+    /// classes.
+    fn classes_within(&mut self, levels: &[u32], cap: usize) -> Option<Rc<Vec<Class<K>>>> {
         let search = self.search;
         self.checked += 1;
         let below = |other: &[u32]| at_or_below(other, levels);
@@ -217,7 +224,7 @@ impl<'s, 'a, K: PackedKey> State<'s, 'a, K> {
             .min_by_key(|(i, (_, classes))| (classes.len(), usize::MAX - i))
             .map(|(i, _)| i);
         if let Some(i) = source.filter(|&i| self.cache[i].0 == levels) {
-            return Rc::clone(&self.cache[i].1);
+            return Some(Rc::clone(&self.cache[i].1));
         }
         let mut source = source;
         if source.is_none() {
@@ -230,15 +237,20 @@ impl<'s, 'a, K: PackedKey> State<'s, 'a, K> {
             (None, Some(base)) if below(&base.0) => Some(base),
             (None, _) => None,
         };
-        let classes = Rc::new(match finer {
+        let (classes, complete) = match finer {
             Some((below, classes)) => {
                 self.rolled_up += 1;
-                search.roll_up_to(classes, below, levels, spare)
+                search.roll_up_to(classes, below, levels, cap, spare)
             }
-            None => search.group(levels, spare),
-        });
+            None => search.group(levels, cap, spare),
+        };
+        if !complete {
+            self.spare.push(classes);
+            return None;
+        }
+        let classes = Rc::new(classes);
         self.keep(levels.to_vec(), Rc::clone(&classes));
-        classes
+        Some(classes)
     }
 
     /// Cache the classes of the node at `levels`, evicting the oldest nodes beyond
@@ -287,7 +299,7 @@ impl<'s, 'a, K: PackedKey> State<'s, 'a, K> {
         }
         let spare = self.spare.pop().unwrap_or_default();
         self.rolled_up += 1;
-        let hub = search.roll_up_to(classes, base, &meet, spare);
+        let (hub, _) = search.roll_up_to(classes, base, &meet, usize::MAX, spare);
         self.hubs_off = 2 * hub.len() > classes.len();
         self.from_base = Some(meet.clone());
         self.keep(meet, Rc::new(hub));
@@ -320,10 +332,10 @@ impl<'s, 'a, K: PackedKey> State<'s, 'a, K> {
             return;
         }
         // The floor only rises (candidates only leave), so the base lies below it.
-        let above = if at_or_below(base, &floor) {
-            search.roll_up_to(classes, base, &floor, Vec::new())
+        let (above, _) = if at_or_below(base, &floor) {
+            search.roll_up_to(classes, base, &floor, usize::MAX, Vec::new())
         } else {
-            search.group(&floor, Vec::new())
+            search.group(&floor, usize::MAX, Vec::new())
         };
         self.base = Some((floor, Rc::new(above)));
     }
@@ -333,7 +345,13 @@ impl<'s, 'a, K: PackedKey> State<'s, 'a, K> {
     fn check(&mut self, v: usize) -> Status {
         let search = self.search;
         let levels = search.levels_of(v);
-        let classes = self.classes(&levels);
+        // A node with too many classes is over the limit: its grouping stops there.
+        let cap = search.over_classes();
+        let Some(classes) = self.classes_within(&levels, cap) else {
+            self.fewest_suppressed = self.fewest_suppressed.min(search.small_rows_above(cap));
+            self.tag(v, Status::Over);
+            return Status::Over;
+        };
         // The verdict is needed for tagging by failing rows under models, and for a node
         // within the limit (its cost); it is computed once. Without models the failing
         // rows are the rows below k.
@@ -530,8 +548,8 @@ impl<'s, 'a, K: PackedKey> State<'s, 'a, K> {
             )
         } else {
             format!(
-                "no generalization satisfies k = {} with at most {} suppressed rows (the \
-                 fewest rows any node leaves in classes below k: {}); raise \
+                "no generalization satisfies k = {} with at most {} suppressed rows (every \
+                 node checked leaves at least {} rows in classes below k); raise \
                  max_suppression, lower k or allow higher levels",
                 options.k, options.max_suppressed, self.fewest_suppressed,
             )
@@ -549,6 +567,45 @@ mod tests {
     use crate::hierarchy::Hierarchy;
     use crate::lattice::input::ModelInput;
     use crate::lattice::types::LatticeOptions;
+
+    /// The class count above which a node must be over the suppression limit, and the
+    /// bound of its rows below k, against the fewest rows below k that C classes of N
+    /// rows can leave (classes below k of one row, the others of k rows or more).
+    #[test]
+    fn too_many_classes_force_rows_below_k() {
+        let h = Hierarchy::try_from_levels(&[&[0u32, 1], &[0, 0]]).unwrap();
+        for n in 1..40u64 {
+            for k in 1..6u64 {
+                for max_suppressed in 0..=n {
+                    let options = LatticeOptions {
+                        k,
+                        max_suppressed,
+                        keep_suppressed: true,
+                        min_level: vec![0],
+                        max_level: vec![1],
+                        weights: vec![1.0],
+                        metric: Metric::Loss,
+                        node_loss: Vec::new(),
+                    };
+                    let counts = [n];
+                    let input = ModelInput::default();
+                    let hierarchies = [h.clone()];
+                    let search =
+                        Search::new(&[0], 1, &counts, &hierarchies, &options, &input).unwrap();
+                    let cap = search.over_classes();
+                    // The fewest rows below k over every way of cutting n rows into c
+                    // classes: s classes of one row, the others of k rows or more.
+                    for c in 1..=n {
+                        let fewest = (0..=c).find(|&s| s + k * (c - s) <= n).unwrap();
+                        if c as usize > cap {
+                            assert!(fewest > max_suppressed, "n {n} k {k} c {c}");
+                            assert!(fewest >= search.small_rows_above(cap));
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     /// Hubs change where nodes roll up from, never the result: the same optimum, cost
     /// and suppressed tuples with hubs wherever allowed and with none, on a histogram
