@@ -476,6 +476,7 @@ impl<'s, 'a, K: PackedKey> State<'s, 'a, K> {
             let bounds = &self.bounds;
             order.sort_by(|&a, &b| bounds[a].total_cmp(&bounds[b]).then(a.cmp(&b)));
         }
+        self.pin_levels();
         for v in order {
             // Cancelled: stop classifying; the caller returns the error.
             if cancel::requested() {
@@ -505,6 +506,35 @@ impl<'s, 'a, K: PackedKey> State<'s, 'a, K> {
                 let mid = (lo + hi) / 2;
                 let status = match self.status[path[mid]] {
                     Status::Unknown => self.check(path[mid]),
+                    known => known,
+                };
+                if status == Status::Within {
+                    hi = mid;
+                } else {
+                    lo = mid + 1;
+                }
+            }
+        }
+    }
+
+    /// Per attribute, a binary search for the lowest level at which the node with every
+    /// other attribute at its highest level is within the limit: every node with a lower
+    /// level of that attribute lies below a node over it (Incognito's single-attribute
+    /// subsets), so all of them are tagged over by a few checks of coarse nodes (few
+    /// classes). The base then starts above them: on 10^6 distinct timestamps, nodes
+    /// that keep them exact would otherwise hold the base at 10^6 classes.
+    fn pin_levels(&mut self) {
+        let search = self.search;
+        let top = &search.options.max_level;
+        for j in 0..search.m {
+            let (mut lo, mut hi) = (search.options.min_level[j], top[j]);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                let mut levels = top.clone();
+                levels[j] = mid;
+                let v = search.index_of(&levels);
+                let status = match self.status[v] {
+                    Status::Unknown => self.check(v),
                     known => known,
                 };
                 if status == Status::Within {
