@@ -121,7 +121,18 @@ def load(con: duckdb.DuckDBPyConnection, dataset: str, rows: int) -> list[str]:
         census(con, "data", rows=rows, seed=42)
         hierarchies = build_census_hierarchies(con, "data")
         qi = [c for c, r in CENSUS_ROLES.items() if r == "qi"]
-        kanon.configure(con, "data", qi={c: hierarchies[c] for c in qi})
+        roles = {
+            role: [c for c, r in CENSUS_ROLES.items() if r == role]
+            for role in ("identifier", "sensitive", "insensitive")
+        }
+        kanon.configure(
+            con,
+            "data",
+            qi={c: hierarchies[c] for c in qi},
+            identifiers=roles["identifier"],
+            sensitive=roles["sensitive"],
+            insensitive=roles["insensitive"],
+        )
         return qi
     kanon.configure(con, "data", qi={c: f"h_{c}" for c in qi})
     return qi

@@ -517,31 +517,39 @@ impl<'s, 'a, K: PackedKey> State<'s, 'a, K> {
         }
     }
 
-    /// Per attribute, a binary search for the lowest level at which the node with every
-    /// other attribute at its highest level is within the limit: every node with a lower
-    /// level of that attribute lies below a node over it (Incognito's single-attribute
-    /// subsets), so all of them are tagged over by a few checks of coarse nodes (few
-    /// classes). The base then starts above them: on 10^6 distinct timestamps, nodes
-    /// that keep them exact would otherwise hold the base at 10^6 classes.
+    /// Per attribute, the highest level over the limit with every other attribute at
+    /// its top: every node with that level of it or a lower one lies below that node
+    /// (Incognito's single-attribute subsets), so all of them are tagged over at once.
+    /// The base then starts above them: on 10^6 distinct timestamps, nodes that keep
+    /// them exact would otherwise hold it at 10^6 classes. Where every top is one label
+    /// and no model is checked, such a node's classes are the attribute's labels, counted
+    /// from its leaves' rows without grouping; otherwise nothing is pinned.
     fn pin_levels(&mut self) {
         let search = self.search;
-        let top = &search.options.max_level;
-        for j in 0..search.m {
-            let (mut lo, mut hi) = (search.options.min_level[j], top[j]);
-            while lo < hi {
-                let mid = lo + (hi - lo) / 2;
-                let mut levels = top.clone();
-                levels[j] = mid;
-                let v = search.index_of(&levels);
-                let status = match self.status[v] {
-                    Status::Unknown => self.check(v),
-                    known => known,
-                };
-                if status == Status::Within {
-                    hi = mid;
-                } else {
-                    lo = mid + 1;
+        let (options, m) = (search.options, search.m);
+        let top = &options.max_level;
+        let one_label = (0..m).all(|j| search.hierarchies[j].width(top[j] as usize) == 1);
+        if search.check.is_some() || !one_label {
+            return;
+        }
+        for (j, h) in search.hierarchies.iter().enumerate() {
+            let mut per_leaf = vec![0u64; h.leaves()];
+            for (row, &c) in search.tuples.chunks_exact(m).zip(search.counts) {
+                per_leaf[row[j] as usize] += c;
+            }
+            let over = |l: u32| {
+                let mut per_label = vec![0u64; h.width(l as usize) as usize];
+                for (leaf, &c) in per_leaf.iter().enumerate() {
+                    per_label[h.generalize(l as usize, leaf as u32) as usize] += c;
                 }
+                let small: u64 = per_label.iter().filter(|&&c| c < options.k).sum();
+                small > options.max_suppressed
+            };
+            // Rows below k only grow going down: the first level over from the top.
+            if let Some(l) = (options.min_level[j]..top[j]).rev().find(|&l| over(l)) {
+                let mut levels = top.clone();
+                levels[j] = l;
+                self.tag(search.index_of(&levels), Status::Over);
             }
         }
     }
