@@ -247,15 +247,10 @@ impl<'a> Search<'a> {
     /// Per level of attribute `j`, the generalization part of the metric over all rows.
     fn level_sums(&self, j: usize) -> Vec<f64> {
         let h = &self.hierarchies[j];
-        let m = self.m;
         let height = h.height();
         match self.options.metric {
             Metric::Loss | Metric::Height => {
-                // Rows per leaf, then per label.
-                let mut per_leaf = vec![0u64; h.leaves()];
-                for (row, &c) in self.tuples.chunks_exact(m).zip(self.counts) {
-                    per_leaf[row[j] as usize] += c;
-                }
+                let per_leaf = self.rows_per_leaf(j);
                 (0..=height)
                     .map(|l| {
                         let costs = &self.per_label[j][l];
@@ -271,16 +266,10 @@ impl<'a> Search<'a> {
             }
             Metric::Nue | Metric::NueNonMonotonic => {
                 let w = self.options.weights[j];
-                let mut per_leaf = vec![0u64; h.leaves()];
-                for (row, &c) in self.tuples.chunks_exact(m).zip(self.counts) {
-                    per_leaf[row[j] as usize] += c;
-                }
+                let per_leaf = self.rows_per_leaf(j);
                 (0..=height)
                     .map(|l| {
-                        let mut per_label = vec![0u64; h.width(l) as usize];
-                        for (leaf, &c) in per_leaf.iter().enumerate() {
-                            per_label[h.generalize(l, leaf as u32) as usize] += c;
-                        }
+                        let per_label = self.rows_per_label(j, &per_leaf, l);
                         w * per_leaf
                             .iter()
                             .enumerate()
@@ -295,6 +284,25 @@ impl<'a> Search<'a> {
             }
             Metric::Dm | Metric::DmStar | Metric::Aecs => vec![0.0; height + 1],
         }
+    }
+
+    /// Rows per leaf of attribute `j`.
+    pub(super) fn rows_per_leaf(&self, j: usize) -> Vec<u64> {
+        let mut per_leaf = vec![0u64; self.hierarchies[j].leaves()];
+        for (row, &c) in self.tuples.chunks_exact(self.m).zip(self.counts) {
+            per_leaf[row[j] as usize] += c;
+        }
+        per_leaf
+    }
+
+    /// Rows per label of attribute `j` at `level`, from its rows per leaf.
+    pub(super) fn rows_per_label(&self, j: usize, per_leaf: &[u64], level: usize) -> Vec<u64> {
+        let h = &self.hierarchies[j];
+        let mut per_label = vec![0u64; h.width(level) as usize];
+        for (leaf, &c) in per_leaf.iter().enumerate() {
+            per_label[h.generalize(level, leaf as u32) as usize] += c;
+        }
+        per_label
     }
 
     pub(super) fn levels_of(&self, node: usize) -> Vec<u32> {
@@ -459,11 +467,10 @@ impl<'a> Search<'a> {
         cap: usize,
         out: Vec<Class<K>>,
     ) -> (Vec<Class<K>>, bool) {
-        // Per changed attribute: its shift, its code mask, and the packed label at the
-        // target level of every label at the finer level (parent maps composed once).
+        // Per changed attribute: its shift, its code mask, and the code at the target
+        // level of every label at the finer level ([`Self::up_table`]; codes, not packed
+        // keys: a wide attribute's table is 4 bytes a label, fewer cache misses).
         let mut keep = u128::MAX;
-        // Codes, not packed keys, in the tables: a wide attribute's table is 4 bytes a
-        // label (its lookups miss the cache less).
         let changed: Vec<(u32, u64, Cow<'_, [u32]>)> = (0..self.m)
             .filter(|&j| levels_below[j] != levels[j])
             .map(|j| {

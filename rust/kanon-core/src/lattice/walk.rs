@@ -532,16 +532,10 @@ impl<'s, 'a, K: PackedKey> State<'s, 'a, K> {
         if search.check.is_some() || !one_label {
             return;
         }
-        for (j, h) in search.hierarchies.iter().enumerate() {
-            let mut per_leaf = vec![0u64; h.leaves()];
-            for (row, &c) in search.tuples.chunks_exact(m).zip(search.counts) {
-                per_leaf[row[j] as usize] += c;
-            }
+        for j in 0..m {
+            let per_leaf = search.rows_per_leaf(j);
             let over = |l: u32| {
-                let mut per_label = vec![0u64; h.width(l as usize) as usize];
-                for (leaf, &c) in per_leaf.iter().enumerate() {
-                    per_label[h.generalize(l as usize, leaf as u32) as usize] += c;
-                }
+                let per_label = search.rows_per_label(j, &per_leaf, l as usize);
                 let small: u64 = per_label.iter().filter(|&&c| c < options.k).sum();
                 small > options.max_suppressed
             };
