@@ -62,6 +62,20 @@ original table:
 * **aecs** (search ``'aecs'``): released rows / released classes (the kept ``'*'`` rows
   form one class; dropped rows are not released) = C_AVG · k.
 
+ARX's NUE *quality* (0-1, higher is better; ARX 3.7.1's
+``QualityModelColumnOrientedNonUniformEntropy``, unweighted, as the PrioPrivacy paper
+reports it), for every release, local recodings included: every cell at the level of its
+label (the lowest carrying it, ``'*'`` the top, NULL 0), a dropped row's cells ``'*'``.
+Per QI j, over the levels l_0 < l_1 < ... of its cells, step i adds Σ_x a_x · log2(b_g /
+a_x): a_x the cells at level ≥ l_i whose original value's ancestor at l_{i-1} (0 for i =
+0) is x, b_g those whose ancestor at l_i is g (the a_x under g). res_j is the sum, top_j =
+Σ_v c_v · log2(N / c_v) the same for every cell ``'*'``. No row correspondence is needed
+(see :func:`_quality_ctes`).
+
+* **nue_quality**: 1 - Σ_j res_j / Σ_j top_j (ARX's aggregate; 1 when every top_j is 0).
+* **nue_quality_by_column**: 1 - res_j / top_j per QI, in QI order (a ``MAP``). For a
+  full-domain release res_j is column j's (unweighted) term of **nue_nonmonotonic**.
+
 When a label occurs at several levels, the lowest consistent level is taken (as the
 search's tie-break does); a release made with ``min_level`` above that level can then
 read lower in **height** and the NUE columns.
@@ -69,7 +83,7 @@ read lower in **height** and the NUE columns.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kanon._catalog import configured_full, resolve_table
@@ -108,6 +122,8 @@ COLUMNS = (
     "dm_star",
     "dm_nonmonotonic",
     "aecs",
+    "nue_quality",
+    "nue_quality_by_column",
 )
 
 
@@ -132,6 +148,8 @@ class Metrics:
     dm_star: int | None = None
     dm_nonmonotonic: int = 0
     aecs: float = 0.0
+    nue_quality: float = 1.0
+    nue_quality_by_column: dict[str, float] = field(default_factory=dict)
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> Metrics:
@@ -159,6 +177,10 @@ class Metrics:
             dm_star=optional(v["dm_star"], int),
             dm_nonmonotonic=int(v["dm_nonmonotonic"]),
             aecs=float(v["aecs"]),
+            nue_quality=float(v["nue_quality"]),
+            nue_quality_by_column={
+                str(c): float(x) for c, x in dict(v["nue_quality_by_column"]).items()
+            },
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -167,6 +189,7 @@ class Metrics:
 
     def __str__(self) -> str:
         cols = ", ".join(f"{c} {v:.2%}" for c, v in self.gcp_by_column.items())
+        nue_cols = ", ".join(f"{c} {v:.2%}" for c, v in self.nue_quality_by_column.items())
         nue = "n/a" if self.nue is None else f"{self.nue:,.2f}"
         nue_nm = "n/a" if self.nue_nonmonotonic is None else f"{self.nue_nonmonotonic:,.2f}"
         dm_star = "n/a" if self.dm_star is None else f"{self.dm_star:,}"
@@ -178,6 +201,7 @@ class Metrics:
             f"  loss {self.loss:.2%}, height {self.height:,.2f}, NUE {nue} "
             f"(non-monotonic {nue_nm}), DM* {dm_star}, DM (non-monotonic) "
             f"{self.dm_nonmonotonic:,}, AECS {self.aecs:,.3f}\n"
+            f"  NUE quality {self.nue_quality:.2%} (by column: {nue_cols})\n"
             f"  GCP by column: {cols}"
         )
 
@@ -189,7 +213,7 @@ class _Column:
     hierarchy: Cte  # hierarchy_cte of the QI
     present: Cte  # its leaves present in the original, with positions x and values
     domain: Cte  # one row: distinct values card, lo and hi
-    nodes: Cte  # per label: its lowest level, leaves under it, lo and hi
+    nodes: Cte  # per label: its lowest level, leaves under it, lo, hi and a leaf rep
 
 
 def _nodes_ctes(j: int, q: QuasiIdentifier, hierarchy: Cte, source: str) -> _Column:
@@ -207,14 +231,15 @@ def _nodes_ctes(j: int, q: QuasiIdentifier, hierarchy: Cte, source: str) -> _Col
     )
     per_level = " UNION ALL ".join(
         f"SELECT {'k' if i == 0 else f'l{i}'} AS label, {i} AS lvl, count(*) AS leaves, "
-        f"min(x) AS lo, max(x) AS hi FROM {present.ref} GROUP BY 1"
+        f"min(x) AS lo, max(x) AS hi, min(k) AS rep FROM {present.ref} GROUP BY 1"
         for i in range(top + 1)
     )
     nodes = Cte(
         internal(f"nodes{j}"),
         "SELECT label, min(lvl) AS lvl, arg_min(leaves, lvl) AS leaves, "
-        f"arg_min(lo, lvl) AS lo, arg_min(hi, lvl) AS hi FROM ({per_level}) GROUP BY label",
-        ("label", "lvl", "leaves", "lo", "hi"),
+        "arg_min(lo, lvl) AS lo, arg_min(hi, lvl) AS hi, arg_min(rep, lvl) AS rep "
+        f"FROM ({per_level}) GROUP BY label",
+        ("label", "lvl", "leaves", "lo", "hi", "rep"),
     )
     return _Column(hierarchy, present, domain, nodes)
 
@@ -227,6 +252,7 @@ class _Level:
     level: Cte  # one row: lvl, the column's level (NULL if none)
     value_counts: Cte  # per original value key: cnt and its label at the level
     entropy: Cte  # one row: lvl, gen (NUE's generalization part) and pen (the penalty)
+    quality: Cte  # one row: res (ARX's level-wise NUE of the release) and top (its maximum)
 
 
 def _level_ctes(
@@ -267,11 +293,17 @@ def _level_ctes(
         "ON c.label = v.label GROUP BY v.lvl) h ON true GROUP BY a.labels",
         ("lvl",),
     )
+    paths = Cte(
+        internal(f"paths{j}"),
+        f"SELECT v.key, v.cnt, [{path}] AS anc FROM "
+        f"(SELECT k{j} AS key, sum(n)::BIGINT AS cnt FROM {tuples.ref} GROUP BY 1) v "
+        f"LEFT JOIN {column.hierarchy.ref} h ON v.key = h.k",
+        ("key", "cnt", "anc"),
+    )
     value_counts = Cte(
         internal(f"value_counts{j}"),
-        f"SELECT v.key, v.cnt, [{path}][l.lvl + 1] AS label FROM "
-        f"(SELECT k{j} AS key, sum(n)::BIGINT AS cnt FROM {tuples.ref} GROUP BY 1) v "
-        f"LEFT JOIN {column.hierarchy.ref} h ON v.key = h.k CROSS JOIN {level.ref} l",
+        f"SELECT v.key, v.cnt, v.anc[l.lvl + 1] AS label FROM {paths.ref} v "
+        f"CROSS JOIN {level.ref} l",
         ("key", "cnt", "label"),
     )
     label_counts = Cte(
@@ -291,8 +323,63 @@ def _level_ctes(
         "WHERE d.s > 0) p",
         ("lvl", "gen", "pen"),
     )
-    ctes = [labels, kept, level, value_counts, label_counts, entropy]
-    return _Level(ctes, level, value_counts, entropy)
+    quality = _quality_ctes(j, q, column, paths, kept, totals)
+    ctes = [labels, kept, level, paths, value_counts, label_counts, entropy, *quality]
+    return _Level(ctes, level, value_counts, entropy, quality[-1])
+
+
+def _quality_ctes(
+    j: int, q: QuasiIdentifier, column: _Column, paths: Cte, kept: Cte, totals: Cte
+) -> list[Cte]:
+    """CTEs of QI ``j``'s ARX non-uniform entropy (``QualityModelColumnOrientedNonUniformEntropy``).
+
+    Every cell is at the level of its label (the lowest carrying it; ``'*'`` the top, a
+    NULL 0); the suppressed rows, kept or dropped, are ``'*'`` cells. Over the distinct
+    levels l_0 < l_1 < ... of the cells, step i (from ``prev`` = l_{i-1}, 0 for i = 0,
+    to ``cur`` = l_i) adds Σ_x a_x · log2(b_g / a_x): a_x the cells at level ≥ ``cur``
+    whose original value's ancestor at ``prev`` is x, b_g the same at ``cur`` (the sum
+    of a_x under g). No row correspondence is needed: a cell below ``cur`` is at or
+    below ``prev``, so its original's ancestor at ``prev`` is its label's; a_x is the
+    original rows under x less those cells. ``res`` is the sum over the steps, ``top``
+    the same for the release of every cell ``'*'``: Σ_v c_v · log2(N / c_v).
+    """
+    # The released cells per label with the label's level and a leaf under it.
+    cells = Cte(
+        internal(f"cells_by_level{j}"),
+        "SELECT c.label, c.n, CASE WHEN c.label IS NULL THEN 0 "
+        f"WHEN c.label = {literal(ROOT)} THEN {q.height} ELSE d.lvl END AS lvl, d.rep "
+        f"FROM (SELECT label, n FROM {kept.ref} UNION ALL "
+        f"SELECT {literal(ROOT)}, s FROM {totals.ref}) c "
+        f"LEFT JOIN {column.nodes.ref} d ON c.label = d.label WHERE c.n > 0",
+        ("label", "n", "lvl", "rep"),
+    )
+    steps = Cte(
+        internal(f"steps{j}"),
+        "SELECT * FROM (SELECT coalesce(lag(lvl) OVER (ORDER BY lvl), 0) AS prev, lvl AS cur "
+        f"FROM (SELECT DISTINCT lvl FROM {cells.ref} WHERE lvl IS NOT NULL)) WHERE cur > prev",
+        ("prev", "cur"),
+    )
+    # a_x per step: the original rows under x, less the cells below the step's level.
+    counts = Cte(
+        internal(f"step_counts{j}"),
+        "SELECT cur, x, g, sum(n) AS a FROM ("
+        f"SELECT s.cur, p.anc[s.prev + 1] AS x, p.anc[s.cur + 1] AS g, p.cnt AS n "
+        f"FROM {steps.ref} s CROSS JOIN {paths.ref} p UNION ALL "
+        f"SELECT s.cur, p.anc[s.prev + 1], p.anc[s.cur + 1], -c.n FROM {steps.ref} s "
+        f"JOIN {cells.ref} c ON c.lvl < s.cur JOIN {paths.ref} p "
+        "ON p.key IS NOT DISTINCT FROM c.rep) GROUP BY cur, x, g",
+        ("cur", "x", "g", "a"),
+    )
+    quality = Cte(
+        internal(f"quality{j}"),
+        "SELECT r.res, m.top FROM "
+        "(SELECT coalesce(sum(a * log2(b / a)), 0.0) AS res FROM "
+        f"(SELECT a, sum(a) OVER (PARTITION BY cur, g) AS b FROM {counts.ref}) WHERE a > 0) r, "
+        "(SELECT coalesce(sum(p.cnt * log2(t.n / p.cnt)), 0.0) AS top "
+        f"FROM {paths.ref} p CROSS JOIN {totals.ref} t) m",
+        ("res", "top"),
+    )
+    return [cells, steps, counts, quality]
 
 
 def _node_classes_cte(levels: list[_Level], tuples: Cte) -> Cte:
@@ -436,6 +523,13 @@ def plan_metrics(
     pen = " + ".join(f"{w} * e{j}.pen" for j, w in enumerate(weights))
     leveled = " AND ".join(f"e{j}.lvl IS NOT NULL" for j in range(m))
     entropy = ", ".join(f"{lv.entropy.ref} e{j}" for j, lv in enumerate(levels))
+    quality = ", ".join(f"{lv.quality.ref} u{j}" for j, lv in enumerate(levels))
+    res = " + ".join(f"u{j}.res" for j in range(m))
+    top = " + ".join(f"u{j}.top" for j in range(m))
+    nue_by_column = ", ".join(
+        f"{literal(q.column.name)}: {_quality_sql(f'u{j}.res', f'u{j}.top')}"
+        for j, q in enumerate(qis)
+    )
     return with_query(
         ctes,
         "SELECT c.rows, c.classes, c.min_class, c.k, s.cost, s.gcp, c.dm, "
@@ -447,7 +541,9 @@ def plan_metrics(
         f"{gen} AS nue, {gen} + {pen} AS nue_nonmonotonic, "
         f"CASE WHEN {leveled} THEN x.dm_star WHEN t.dropped = 0 THEN c.dm END AS dm_star, "
         "(c.dm_kept + t.n * t.s)::BIGINT AS dm_nonmonotonic, "
-        "CAST(c.rows AS DOUBLE) / c.classes AS aecs FROM "
+        "CAST(c.rows AS DOUBLE) / c.classes AS aecs, "
+        f"{_quality_sql(res, top)} AS nue_quality, "
+        f"MAP {{{nue_by_column}}} AS nue_quality_by_column FROM "
         f"(SELECT sum(n)::BIGINT AS rows, count(*)::BIGINT AS classes, min(n)::BIGINT "
         f"AS min_class, ({k_sql})::BIGINT AS k, sum(n * n)::BIGINT AS dm, "
         "coalesce(sum(n * n) FILTER (WHERE NOT sup), 0)::BIGINT AS dm_kept "
@@ -458,5 +554,16 @@ def plan_metrics(
         f"coalesce(sum({' + '.join(losses)}), 0) AS wloss, "
         f"coalesce(sum({' + '.join(f'h{j}' for j in range(m))}), 0) AS height "
         f"  FROM {per_cell.ref}) s, {totals.ref} t, {dm_star.ref} x, "
-        f"{entropy}",
+        f"{entropy}, {quality}",
+    )
+
+
+def _quality_sql(res: str, top: str) -> str:
+    """SQL of ARX's NUE quality ``1 - res / top`` (1 when ``top`` is 0), in [0, 1].
+
+    Clamped: ``res`` and ``top`` are sums in another order when every cell is ``'*'``.
+    """
+    return (
+        f"CAST(CASE WHEN ({top}) > 0 THEN greatest(0.0, least(1.0, 1.0 - ({res}) / ({top}))) "
+        "ELSE 1.0 END AS DOUBLE)"
     )
