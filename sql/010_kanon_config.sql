@@ -2,7 +2,7 @@
 -- Columns: table_name VARCHAR, column_name VARCHAR, role VARCHAR ('identifier' | 'qi' |
 --   'sensitive' | 'insensitive'), hierarchy VARCHAR (name of a hierarchy lookup table,
 --   NULL = type-based default), weight DOUBLE (finite, > 0, default 1), priority INTEGER
---   (default 0; higher = generalize later).
+--   (a QI's priority: >= 1, lower = more important, ties allowed; default 0 = none).
 -- A persistent table (not TEMP) so that the planner's own cursor can read it.
 -- Example: INSERT INTO kanon_columns (table_name, column_name, role) VALUES ('t', 'age', 'qi');
 CREATE TABLE IF NOT EXISTS kanon_columns (

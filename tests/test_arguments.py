@@ -163,6 +163,7 @@ WRONG = {
     "bool": ["'yes'", "2"],
     "names": ["'age'", "[1, 2]", "42"],
     "levels": ["['a']", "MAP {'age': 'x'}", "42"],
+    "priorities": ["['a']", "MAP {'age': 'x'}", "MAP {'age': 1.5}", "MAP {'age': 0}", "42"],
     "items": ["'5'", "42", "[TRUE]"],
     "name_or_names": ["42", "[1, 2]", "TRUE"],
 }
@@ -260,6 +261,8 @@ def test_the_issues_argument_errors(
         ({"k": 3, "method": 5}, "anonymize(): method must be a string, got 5"),
         ({"k": 3, "method": "fast"}, "method must be one of"),
         ({"k": 3, "min_level": [1]}, "min_level must be a map of column name to level"),
+        ({"k": 3, "priorities": [1]}, "priorities must be a map of column name to priority"),
+        ({"k": 3, "priorities": {"age": 1.5}}, "whole numbers >= 1 (lower = more important)"),
         ({"k": 3, "qi": [1]}, "qi must be a column name or a list of column names"),
         ({"k": 3, "identifiers": 5}, "identifiers must be a list of column names"),
         ({"k": 3, "keep_undeclared": "yes"}, "keep_undeclared must be TRUE or FALSE"),

@@ -75,15 +75,19 @@ def plan_anonymize(
         sensitive = (*sensitive, model_sensitive)
     roles = resolve_roles(
         table,
-        [(c, role) for c, role, _, _ in config],
+        [(c, role) for c, role, *_ in config],
         qi=options.qi,
         identifiers=options.identifiers,
         sensitive=sensitive,
         insensitive=options.insensitive,
     )
     population = population_table(con, table, options.models)
-    qis = resolve_qis(con, table, roles.qi, config, population)
-    models = resolve_models(con, table, qis, options.models, config, population)
+    # Each QI's priority: the call's priorities (checked by options.validate), else the
+    # configured one.
+    qis = resolve_qis(con, table, roles.qi, config, population, options.priorities)
+    models = resolve_models(
+        con, table, qis, options.models, [(c, r, h, w) for c, r, h, w, _ in config], population
+    )
     identifiers = roles.identifiers
     rows = int(con.execute(f"SELECT count(*) FROM {table.sql}").fetchall()[0][0])
     if options.k > rows:

@@ -23,6 +23,7 @@ __all__ = [
     "RESERVED_PREFIX",
     "TIMESTAMPTZ",
     "Column",
+    "ConfiguredColumn",
     "Table",
     "UnknownTableError",
     "canonical_key",
@@ -283,23 +284,34 @@ def configured(con: duckdb.DuckDBPyConnection, table: Table) -> list[tuple[str, 
 
     The rows of every name of the table count (:func:`config_keys`).
     """
-    return [(c, r, h) for c, r, h, _ in configured_full(con, table)]
+    return [(c, r, h) for c, r, h, _, _ in configured_full(con, table)]
 
 
-def configured_full(
-    con: duckdb.DuckDBPyConnection, table: Table
-) -> list[tuple[str, str, str | None, float]]:
-    """Return ``(column, role, hierarchy, weight)`` rows configured for ``table``."""
+#: A configured column: ``(column, role, hierarchy, weight, priority)``; the priority is
+#: None where ``kanon_columns.priority`` is 0 (none given).
+ConfiguredColumn = tuple[str, str, str | None, float, int | None]
+
+
+def configured_full(con: duckdb.DuckDBPyConnection, table: Table) -> list[ConfiguredColumn]:
+    """Return ``(column, role, hierarchy, weight, priority)`` rows configured for ``table``.
+
+    In the order they were configured (priorities do not reorder them). A priority of 0
+    (the column's default) or NULL is None: no priority.
+
+    Raises:
+        ConfigError: a weight that is not positive and finite, or a negative priority
+            (written by SQL: ``kanon.configure`` refuses both).
+    """
     keys = config_keys(con, table)
     if not keys:
         return []
     marks = ", ".join("?" for _ in keys)
     rows = con.execute(
-        "SELECT column_name, role, hierarchy, weight FROM kanon_columns "
-        f"WHERE table_name IN ({marks}) ORDER BY priority DESC, rowid",
+        "SELECT column_name, role, hierarchy, weight, priority FROM kanon_columns "
+        f"WHERE table_name IN ({marks}) ORDER BY rowid",
         keys,
     ).fetchall()
-    for c, _, _, w in rows:
+    for c, _, _, w, p in rows:
         if not (w > 0 and math.isfinite(w)):
             msg = (
                 f"kanon_columns gives column {c!r} of table {table.name!r} the weight {w}; "
@@ -307,7 +319,15 @@ def configured_full(
                 "or UPDATE kanon_columns SET weight = ..."
             )
             raise ConfigError(msg)
-    return [(str(c), str(r), h, float(w)) for c, r, h, w in rows]
+        if p is not None and (isinstance(p, bool) or not isinstance(p, int) or p < 0):
+            msg = (
+                f"kanon_columns gives column {c!r} of table {table.name!r} the priority {p}; "
+                "priorities are whole numbers >= 1, lower = more important (0: none): fix "
+                "it with kanon.configure(..., priorities=...) or UPDATE kanon_columns SET "
+                "priority = ..."
+            )
+            raise ConfigError(msg)
+    return [(str(c), str(r), h, float(w), p or None) for c, r, h, w, p in rows]
 
 
 class UnknownTableError(ConfigError):

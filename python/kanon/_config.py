@@ -1,4 +1,4 @@
-"""``kanon.configure``: write column roles, hierarchies and weights to ``kanon_columns``."""
+"""``kanon.configure``: write roles, hierarchies, weights, priorities to ``kanon_columns``."""
 
 from __future__ import annotations
 
@@ -76,14 +76,20 @@ def configure(
         sensitive: sensitive columns (released, protected by l-diversity / t-closeness).
         insensitive: other columns released as they are.
         weights: per-QI weight (> 0) of its generalization cost.
-        priorities: per-QI priority (higher = generalized later).
+        priorities: per-QI priority: a whole number >= 1, lower = more important (ties
+            allowed); a QI left out has none (stored as 0). ``method := 'priority'``
+            generalizes by them, the forest and Mondrian weigh their QIs by them
+            (``w = (P - rank + 1) / P`` over the ``P`` distinct priorities); a call's
+            ``priorities`` replace a column's configured one. They do not reorder the
+            QIs.
 
     Raises:
         HierarchyError: a hierarchy misses a value of its column, is not nested or has
             more than one root.
         ConfigError: unknown table, column or hierarchy, a QI whose type has no default
             generalizer and no hierarchy, a column given two roles, a
-            weight or priority for a column that is not a QI, a non-positive weight.
+            weight or priority for a column that is not a QI, a non-positive weight, a
+            priority that is not a whole number >= 1.
 
     Examples:
         >>> import duckdb, kanon
@@ -141,6 +147,13 @@ def configure(
     priority_of = {
         resolved.column(n).name: _whole(p, "priority", n) for n, p in priorities_.items()
     }
+    for column, p in priority_of.items():
+        if p < 1:
+            msg = (
+                f"the priority of column {column!r} must be >= 1 (1 = most important), got "
+                f"{p}; leave the column out of priorities to give it none"
+            )
+            raise ConfigError(msg)
     install(con)
     # Stored under the table's canonical name; the rows under any other name of the
     # same table (``patients``, ``main.patients``, ...) are replaced too.

@@ -45,6 +45,8 @@ __all__ = [
 #: The methods of ``kanon(...)`` (see the planner's registry).
 LOCAL = ("forest", "forest_paper", "mondrian")
 FOREST = ("forest", "forest_paper")
+#: The methods that take priorities: the forest and Mondrian weigh their QIs by them.
+PRIORITIZED = ("forest", "mondrian", "priority")
 OPTIMAL = ("optimal",)
 MODELS = ("optimal", "mondrian")
 
@@ -57,6 +59,7 @@ _ACCEPTS = {
     "bool": "TRUE or FALSE",
     "names": "a list of column names, e.g. ['age', 'zip']",
     "levels": "a map of column name to level, e.g. MAP {'age': 1}",
+    "priorities": "a map of column name to priority, e.g. MAP {'age': 1, 'zip': 3}",
     "name_or_names": "a column name or a list of them",
     "items": "a list of items, e.g. [3, 4] or ['milk']",
 }
@@ -92,8 +95,9 @@ class SearchKeywords(TypedDict, total=False):
         Opt(
             "VARCHAR",
             "forest",
-            doc="'forest' (default), 'forest_paper', 'mondrian', 'optimal', 'datafly' or "
-            "'mu_argus' (kanon_search: 'optimal', 'datafly' or 'mu_argus', default 'optimal')",
+            doc="'forest' (default), 'forest_paper', 'mondrian', 'priority', 'optimal', "
+            "'datafly' or 'mu_argus' (kanon_search: 'optimal', 'datafly' or 'mu_argus', "
+            "default 'optimal')",
         ),
     ]
     metric: Annotated[
@@ -227,6 +231,17 @@ class AnonymizeKeywords(SearchKeywords, total=False):
             "VARCHAR",
             methods=("forest",),
             doc="'full' or 'fast' improvement passes (default: full up to 262,144 rows)",
+        ),
+    ]
+    priorities: Annotated[
+        dict[str, int] | None,
+        Opt(
+            "MAP(VARCHAR, INTEGER)",
+            {},
+            PRIORITIZED,
+            "per QI a whole number >= 1, lower = more important, ties allowed (default: "
+            "the configured ones); forest and mondrian weigh QIs by them",
+            kind="priorities",
         ),
     ]
     identifiers: Annotated[
@@ -431,6 +446,9 @@ def _fits(kind: str, value: Any) -> bool:
         return isinstance(value, list | tuple) and all(
             isinstance(v, str | int | float) and not isinstance(v, bool) for v in value
         )
+    if kind == "priorities":
+        # The values are checked by the planner's options, naming the column.
+        return isinstance(value, dict) and all(isinstance(c, str) for c in value)
     if kind == "levels":
         return isinstance(value, dict) and all(
             isinstance(c, str) and isinstance(v, int) and not isinstance(v, bool)
@@ -531,7 +549,8 @@ def add_flags(parser: argparse.ArgumentParser, macro: str) -> None:
     """Add a command-line flag for every option of ``macro`` that has one.
 
     Lists are comma-separated (``--identifiers name,ssn``), level maps
-    ``COLUMN=LEVEL,...``; a flag left out means the option's default.
+    ``COLUMN=LEVEL,...``, priority maps ``COLUMN=PRIORITY,...``; a flag left out means
+    the option's default.
     """
     for name, (kind, opt) in MACROS[macro].options().items():
         if not opt.cli:
@@ -542,7 +561,12 @@ def add_flags(parser: argparse.ArgumentParser, macro: str) -> None:
             parser.add_argument(flag, action="store_true", default=None, help=text)
             continue
         convert = {"int": int, "number": float}.get(kind, str)
-        metavar = {"names": "A,B", "name_or_names": "A,B", "levels": "COLUMN=LEVEL,..."}
+        metavar = {
+            "names": "A,B",
+            "name_or_names": "A,B",
+            "levels": "COLUMN=LEVEL,...",
+            "priorities": "COLUMN=PRIORITY,...",
+        }
         parser.add_argument(flag, type=convert, metavar=metavar.get(kind), help=text)
 
 
@@ -550,26 +574,32 @@ def flag_values(args: argparse.Namespace, macro: str) -> dict[str, Any]:
     """The options given on the command line (flags of :func:`add_flags`) as values.
 
     Raises:
-        InvalidInputError: a level map that is not ``COLUMN=LEVEL,...``.
+        InvalidInputError: a level or priority map that is not ``COLUMN=N,...``.
     """
     out: dict[str, Any] = {}
     for name, (kind, opt) in MACROS[macro].options().items():
         value = getattr(args, name, None) if opt.cli else None
         if value is None:
             continue
-        if kind in ("names", "name_or_names", "levels"):
+        if kind in ("names", "name_or_names", "levels", "priorities"):
             parts = [p.strip() for p in value.split(",") if p.strip()]
-            value = parts if kind != "levels" else _levels(name, parts)
+            if kind == "levels":
+                value = _levels(name, parts, "LEVEL")
+            elif kind == "priorities":
+                value = _levels(name, parts, "PRIORITY")
+            else:
+                value = parts
         out[name] = value
     return out
 
 
-def _levels(name: str, parts: list[str]) -> dict[str, int]:
+def _levels(name: str, parts: list[str], what: str) -> dict[str, int]:
+    """``COLUMN=N,...`` as a map (``what`` names N in the error: LEVEL, PRIORITY)."""
     levels: dict[str, int] = {}
     for part in parts:
         column, sep, level = part.rpartition("=")
         if not sep or not column.strip() or not level.strip().isdigit():
-            msg = f"--{name.replace('_', '-')} takes COLUMN=LEVEL,..., got {part!r}"
+            msg = f"--{name.replace('_', '-')} takes COLUMN={what},..., got {part!r}"
             raise InvalidInputError(msg)
         levels[column.strip()] = int(level)
     return levels

@@ -16,6 +16,7 @@ import json
 
 from kanon._sql import ident, literal
 from kanon.planner.coding import code_columns, coded_ctes, hierarchy_lists
+from kanon.planner.hierarchies import priority_weights
 from kanon.planner.labels import is_ordered
 from kanon.planner.local import (
     GROUP,
@@ -77,7 +78,13 @@ def forest_sql(request: Request) -> tuple[str, str]:
         f"(SELECT list(raw ORDER BY a0) FROM {keys[j].ref})" if is_ordered(q) else "[]::DOUBLE[]"
         for j, q in enumerate(qis)
     )
-    weights = ", ".join(repr(float(q.weight)) for q in qis)
+    # With priorities, PrioPrivacy's weights take the place of the configured ones (not
+    # for forest_paper, the algorithm as published, which takes no priorities).
+    prioritized = (
+        priority_weights([q.priority for q in qis]) if options.method == "forest" else None
+    )
+    weighted = prioritized or [q.weight for q in qis]
+    weights = ", ".join(repr(float(w)) for w in weighted)
     kernel = Cte(
         internal("kernel"),
         "SELECT b, ts, kanon_forest(tuples, counts, "

@@ -8,7 +8,7 @@ configured lookup table, or the default of its type (:func:`kanon.hierarchy.defa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from kanon._catalog import Column, Table, UnknownTableError, resolve_columns, resolve_table
@@ -26,7 +26,11 @@ from kanon.hierarchy.numbers import (
 from kanon.planner.sql import Cte, internal, with_query
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import duckdb
+
+    from kanon._catalog import ConfiguredColumn
 
 __all__ = [
     "QuasiIdentifier",
@@ -34,6 +38,7 @@ __all__ = [
     "hierarchy_cte",
     "hierarchy_of",
     "hierarchy_select",
+    "priority_weights",
     "resolve_qis",
 ]
 
@@ -56,6 +61,9 @@ class QuasiIdentifier:
     # (the relation it was built from), merely ordered over any other.
     codes: bool = False
     codes_over: str | None = None
+    # The QI's priority, a whole number >= 1, lower = more important: from the call's
+    # ``priorities``, else ``kanon_columns.priority`` (whose 0 means none); None: none.
+    priority: int | None = None
 
     @property
     def height(self) -> int:
@@ -214,26 +222,95 @@ def check_hierarchies(
     raise HierarchyError(msg)
 
 
+def priority_weights(priorities: Sequence[int | None]) -> list[float] | None:
+    """The weights of QIs with these priorities, or None when none has a priority.
+
+    PrioPrivacy's weights (the ARX weights of Poulis et al.'s experiments): the distinct
+    priorities are ranked densely, rank 1 for the lowest (the most important); QIs
+    without a priority share the rank after the last, which then counts among the ``P``
+    ranks. A QI of rank ``r`` weighs ``(P - r + 1) / P``: 1 for the most important,
+    ``1 / P`` for the least. The forest weighs its generalization costs by them (in
+    place of the configured weights), Mondrian its choice of the attribute to cut.
+
+    Examples:
+        >>> priority_weights([1, 1, 2, None])
+        [1.0, 1.0, 0.6666666666666666, 0.3333333333333333]
+        >>> priority_weights([None, None]) is None
+        True
+    """
+    distinct = sorted({p for p in priorities if p is not None})
+    if not distinct:
+        return None
+    rank = {p: r for r, p in enumerate(distinct, start=1)}
+    ranks = [len(distinct) + 1 if p is None else rank[p] for p in priorities]
+    count = max(ranks)
+    return [(count - r + 1) / count for r in ranks]
+
+
+def _given_priorities(
+    table: Table, columns: list[Column], priorities: Sequence[tuple[str, int]]
+) -> dict[str, int]:
+    """The call's ``priorities`` by QI column name; every name a QI of the call."""
+    qis = {c.name for c in columns}
+    shown = ", ".join(c.name for c in columns)
+    out: dict[str, int] = {}
+    spelled: dict[str, str] = {}
+    for name, priority in priorities:
+        try:
+            col = table.column(name)
+        except ConfigError as e:
+            msg = (
+                f"priorities names column {name!r}, which is not a column of table "
+                f"{table.name!r} ({e}); give priorities to its quasi-identifiers ({shown})"
+            )
+            raise ConfigError(msg) from None
+        if col.name not in qis:
+            msg = (
+                f"priorities names column {col.name!r}, which is not a quasi-identifier of "
+                f"this call ({shown}): give priorities to quasi-identifiers only, or add "
+                f"{col.name!r} to qi"
+            )
+            raise ConfigError(msg)
+        if col.name in out:
+            msg = (
+                f"priorities names column {col.name!r} twice ({spelled[col.name]!r} and "
+                f"{name!r}; column names compare case-insensitively): give it one priority"
+            )
+            raise ConfigError(msg)
+        out[col.name] = priority
+        spelled[col.name] = name
+    return out
+
+
 def resolve_qis(
     con: duckdb.DuckDBPyConnection,
     table: Table,
     qi: tuple[str, ...],
-    config: list[tuple[str, str, str | None, float]],
+    config: Sequence[ConfiguredColumn],
     population: Table | None = None,
+    priorities: Sequence[tuple[str, int]] = (),
 ) -> list[QuasiIdentifier]:
-    """The QIs given (else those configured), each with its hierarchy and weight.
+    """The QIs given (else those configured), each with its hierarchy, weight and priority.
 
-    With a ``population``, default hierarchies cover its values too.
+    With a ``population``, default hierarchies cover its values too. A QI's priority is
+    that of the call's ``priorities`` (checked by ``AnonymizeOptions.validate``: whole
+    numbers >= 1), else its configured one.
+
+    Raises:
+        ConfigError: no QIs, an unknown QI, or ``priorities`` naming a column that is not
+            a QI of the call (or one twice).
     """
-    names = list(qi) or [c for c, role, _, _ in config if role == "qi"]
+    names = list(qi) or [c for c, role, *_ in config if role == "qi"]
     if not names:
         msg = (
             f"no quasi-identifiers for table {table.name!r}: pass qi := [...] or configure "
             "them with kanon.configure(...) / INSERT INTO kanon_columns"
         )
         raise ConfigError(msg)
-    settings = {c.lower(): (h, w) for c, _, h, w in config}
+    settings = {c.lower(): (h, w) for c, _, h, w, _ in config}
+    configured_priority = {c.lower(): p for c, _, _, _, p in config if p is not None}
     columns = resolve_columns(table, names, "qi")
+    given = _given_priorities(table, columns, priorities)
     domains: dict[str, str] = {}
     if population is not None:
         for col in columns:
@@ -265,9 +342,9 @@ def resolve_qis(
     out = []
     for col in columns:
         hierarchy, weight = settings.get(col.name.lower(), (None, 1.0))
-        out.append(
-            hierarchy_of(
-                con, table, col, hierarchy, weight, domains.get(col.name), specs.get(col.name)
-            )
+        q = hierarchy_of(
+            con, table, col, hierarchy, weight, domains.get(col.name), specs.get(col.name)
         )
+        priority = given.get(col.name, configured_priority.get(col.name.lower()))
+        out.append(replace(q, priority=priority))
     return out

@@ -6,11 +6,12 @@ here; :mod:`kanon.planner.registry` maps each method name to its planner module.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
 from kanon._models import PrivacyModels
-from kanon._options import column_names, defaults
+from kanon._options import PRIORITIZED, column_names, defaults
 from kanon.exceptions import InvalidInputError
 
 if TYPE_CHECKING:
@@ -23,6 +24,7 @@ __all__ = [
     "HISTORIC_METHODS",
     "LABELS",
     "OPTIMAL_METRICS",
+    "PRIORITY_METHODS",
     "AnonymizeOptions",
 ]
 
@@ -31,9 +33,13 @@ __all__ = [
 FOREST_METHODS = ("forest", "forest_paper")
 #: Sweeney's historic greedy full-domain algorithms (baselines; ``kanon.planner.historic``).
 HISTORIC_METHODS = ("datafly", "mu_argus")
-#: Every method of ``kanon(...)``: the forest's two variants, Mondrian, the optimal search
-#: and the historic algorithms (the keys of ``kanon.planner.registry.METHODS``).
-ALL_METHODS = (*FOREST_METHODS, "mondrian", "optimal", *HISTORIC_METHODS)
+#: The methods that take ``priorities``: the forest and Mondrian weigh their QIs by them
+#: (:func:`kanon.planner.hierarchies.priority_weights`), ``'priority'`` is built on them.
+PRIORITY_METHODS = PRIORITIZED
+#: Every method of ``kanon(...)``: the forest's two variants, Mondrian, PrioPrivacy's
+#: prioritized QIs, the optimal search and the historic algorithms (the keys of
+#: ``kanon.planner.registry.METHODS``).
+ALL_METHODS = (*FOREST_METHODS, "mondrian", "priority", "optimal", *HISTORIC_METHODS)
 #: Label modes of the local recodings (forest, Mondrian): ``'hierarchy'`` (the default
 #: of the forest: the group's lowest common hierarchy node) or ``'range'`` (the group's
 #: observed values); Mondrian's default publishes ranges for numbers and dates and
@@ -73,6 +79,9 @@ class AnonymizeOptions:
     labels: str | None
     block_size: int | None
     effort: str | None
+    #: ``(column, priority)`` pairs as given (checked by :meth:`validate`; resolved
+    #: against the table's QIs by :func:`kanon.planner.hierarchies.resolve_qis`).
+    priorities: tuple[tuple[str, Any], ...]
     identifiers: tuple[str, ...]
     sensitive: tuple[str, ...]
     insensitive: tuple[str, ...]
@@ -129,6 +138,7 @@ class AnonymizeOptions:
             raise InvalidInputError(msg)
         self.models.validate()
         self._validate_local()
+        self._validate_priorities()
         if self.method == "optimal":
             if self.metric is not None and self.metric not in OPTIMAL_METRICS:
                 msg = (
@@ -200,6 +210,31 @@ class AnonymizeOptions:
                 )
                 raise InvalidInputError(msg)
 
+    def _validate_priorities(self) -> None:
+        """Priorities are whole numbers >= 1, for the methods that use them."""
+        if not self.priorities:
+            return
+        if self.method not in PRIORITY_METHODS:
+            msg = (
+                f"priorities do not apply to method {self.method!r}, which ignores them: they "
+                f"apply to methods {', '.join(map(repr, PRIORITY_METHODS))}; leave priorities "
+                "out or choose one of those methods"
+            )
+            raise InvalidInputError(msg)
+        for column, priority in self.priorities:
+            if isinstance(priority, bool) or not isinstance(priority, int):
+                msg = (
+                    "priorities must be whole numbers >= 1 (lower = more important), got "
+                    f"{_shown(priority)} for column {column!r}"
+                )
+                raise InvalidInputError(msg)
+            if priority < 1:
+                msg = (
+                    f"priorities must be >= 1 (1 = most important), got {priority} for column "
+                    f"{column!r}; leave a column out of priorities to give it none"
+                )
+                raise InvalidInputError(msg)
+
     def _validate_historic(self) -> None:
         """Datafly and μ-Argus choose their own levels, by their own rules, for k only."""
         given = [
@@ -221,6 +256,14 @@ class AnonymizeOptions:
             if "max_suppression" in given:
                 msg += " and suppresses what its rules leave below k (no limit)"
             raise InvalidInputError(msg)
+
+
+def _shown(value: Any) -> str:
+    """A value as JSON shows it (as ``kanon._options`` names wrong values)."""
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
 
 
 def _planned(value: Any) -> Any:

@@ -3,13 +3,14 @@
 //! into parts of at least k rows, each optionally satisfying further privacy models.
 //!
 //! # The cut rule
-//! A part is cut on the attribute with the widest normalized range that admits an allowed
-//! cut. *Strict*: tuples with equal keys always stay on the same side, so the candidate
-//! cuts of an attribute are the boundaries between its consecutive distinct key values in
-//! the part. The boundary whose left row count is closest to half the part's rows (the
-//! weighted median; ties to the left one) is tried first, then the others outward from it
-//! in order of that distance (ties to the left). A cut is allowed when both sides hold at
-//! least `k` rows and, with models, both sides satisfy them.
+//! A part is cut on the attribute with the widest normalized range (times its weight, 1
+//! unless given: [`mondrian_weighted`]) that admits an allowed cut. *Strict*: tuples with
+//! equal keys always stay on the same side, so the candidate cuts of an attribute are the
+//! boundaries between its consecutive distinct key values in the part. The boundary whose
+//! left row count is closest to half the part's rows (the weighted median; ties to the
+//! left one) is tried first, then the others outward from it in order of that distance
+//! (ties to the left). A cut is allowed when both sides hold at least `k` rows and, with
+//! models, both sides satisfy them.
 //!
 //! The result depends on the tuples' contents only, never on their order nor on the
 //! number of threads: permuting the input tuples permutes `part_of_tuple` the same way
@@ -161,22 +162,65 @@ pub fn mondrian_with_sets(
     sensitive: Option<(&[u32], &ModelCheck)>,
     options: &MondrianOptions,
 ) -> Result<Partition> {
+    let weights = vec![1.0; m];
+    mondrian_weighted(
+        tuples,
+        m,
+        counts,
+        keys,
+        spans,
+        sets,
+        &weights,
+        hierarchies,
+        sensitive,
+        options,
+    )
+}
+
+/// [`mondrian_with_sets`] trying attributes by decreasing `weights[j] × normalized range`
+/// (ties: the lower index first). Cutting an attribute narrows its ranges, so a heavy
+/// (important) attribute ends up more precise: prioritized quasi-identifiers weigh the
+/// choice so (PrioPrivacy's weights). All weights 1 is [`mondrian_with_sets`] exactly.
+///
+/// # Errors
+/// As [`mondrian_with_sets`], and for `weights` not `m` positive finite numbers.
+///
+/// # Examples
+/// ```
+/// use kanon_core::mondrian::{mondrian_weighted, MondrianOptions};
+/// use kanon_core::Hierarchy;
+/// let h = Hierarchy::try_from_levels(&[&[0, 1, 2, 3], &[0, 0, 1, 1], &[0, 0, 0, 0]]).unwrap();
+/// let (hs, keys) = ([h.clone(), h], vec![vec![0.0, 1.0, 2.0, 3.0]; 2]);
+/// // Four tuples (a, b): (0, 0), (1, 2), (2, 1), (3, 3), both attributes equally wide.
+/// let tuples = [0, 0, 1, 2, 2, 1, 3, 3];
+/// let run = |w: &[f64]| mondrian_weighted(&tuples, 2, &[1; 4], &keys, &[3.0, 3.0],
+///     &[false; 2], w, &hs, None, &MondrianOptions { k: 2, stop: 0 }).unwrap();
+/// // Unweighted, the tie goes to `a`; weighted, `b` (the heavier) is cut.
+/// assert_eq!(run(&[1.0, 1.0]).part_of_tuple, vec![0, 0, 1, 1]);
+/// assert_eq!(run(&[0.5, 1.0]).part_of_tuple, vec![0, 1, 0, 1]);
+/// ```
+#[allow(clippy::too_many_arguments)]
+pub fn mondrian_weighted(
+    tuples: &[u32],
+    m: usize,
+    counts: &[u64],
+    keys: &[Vec<f64>],
+    spans: &[f64],
+    sets: &[bool],
+    weights: &[f64],
+    hierarchies: &[Hierarchy],
+    sensitive: Option<(&[u32], &ModelCheck)>,
+    options: &MondrianOptions,
+) -> Result<Partition> {
     cancel::check(KERNEL)?;
-    if sets.len() != m {
-        return Err(KernelError::LengthMismatch {
-            kernel: KERNEL,
-            argument: "sets",
-            got: sets.len(),
-            expected: m,
-        });
-    }
     let invalid = |message: String| KernelError::InvalidArgument {
         kernel: KERNEL,
         message,
     };
     let total = check_histogram(KERNEL, tuples, m, counts, hierarchies)?;
     let n = counts.len();
-    for (argument, got) in [("keys", keys.len()), ("spans", spans.len())] {
+    let lengths = [keys.len(), spans.len(), sets.len(), weights.len()];
+    for (argument, got) in std::iter::zip(["keys", "spans", "sets", "weights"], lengths) {
         if got != m {
             return Err(KernelError::LengthMismatch {
                 kernel: KERNEL,
@@ -233,6 +277,11 @@ pub fn mondrian_with_sets(
                 "the span of attribute {j} is {span}; it must be finite and non-negative"
             )));
         }
+        let w = weights[j];
+        if !(w.is_finite() && w > 0.0) {
+            let message = format!("the weight of attribute {j} is {w}, not a positive number");
+            return Err(invalid(message));
+        }
     }
     if let Some((codes, check)) = sensitive {
         let mut histogram: Vec<(u32, u64)> =
@@ -258,6 +307,7 @@ pub fn mondrian_with_sets(
         .into_iter()
         .map(|order| (order.key_at, order.leaf_at))
         .unzip();
+    let attribute_weights = weights;
     let mut order: Vec<u32> = (0..n as u32).collect();
     let mut weights = counts.to_vec();
     let mut codes: Vec<u32> = sensitive.map_or_else(Vec::new, |(c, _)| c.to_vec());
@@ -289,6 +339,7 @@ pub fn mondrian_with_sets(
         values,
         spans,
         sets,
+        weights: attribute_weights,
         models: sensitive.map(|(_, check)| check),
         sensitive_domain: codes.iter().max().map_or(0, |&c| c as usize + 1),
     };
@@ -425,6 +476,8 @@ struct Context<'a> {
     spans: &'a [f64],
     /// Attributes measured by their distinct keys ([`mondrian_with_sets`]).
     sets: &'a [bool],
+    /// The weight of each attribute's normalized range ([`mondrian_weighted`]).
+    weights: &'a [f64],
     /// `key_of_rank[j][rank]`: the index of the rank's key among the distinct keys of
     /// attribute `j` (empty for attributes not in `sets`).
     key_of_rank: Vec<Vec<u32>>,
@@ -525,7 +578,7 @@ struct Scratch {
     /// Lowest and highest key rank per attribute over the part.
     low: Vec<u32>,
     high: Vec<u32>,
-    /// (normalized range, attribute) of the attributes that may be cut.
+    /// (weighted normalized range, attribute) of the attributes that may be cut.
     attributes: Vec<(f64, usize)>,
     /// Per distinct key of the part, in increasing order: the highest rank of the key's
     /// leaves in the part.
@@ -626,7 +679,9 @@ fn find_cut(context: &Context<'_>, slab: &Slab<'_>, s: &mut Scratch) -> Option<(
                 (values[s.high[j] as usize] - values[s.low[j] as usize]) / span
             };
             if range > 0.0 {
-                s.attributes.push((range, j));
+                // Of two equally wide attributes the heavier (more important) is cut
+                // first, so it ends more precise; a weight of 1 changes nothing.
+                s.attributes.push((range * context.weights[j], j));
             }
         }
     }

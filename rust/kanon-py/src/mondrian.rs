@@ -2,7 +2,7 @@
 
 use arrow_array::{Array, UInt32Array, UInt64Array};
 use kanon_core::models::{ModelCheck, PrivacyModels};
-use kanon_core::mondrian::{mondrian_with_sets, MondrianOptions, Partition};
+use kanon_core::mondrian::{mondrian_weighted, MondrianOptions, Partition};
 use kanon_core::{Hierarchy, KernelError};
 use pyo3::prelude::*;
 use serde::Deserialize;
@@ -26,6 +26,10 @@ struct Options {
     /// a set) rather than its extent; absent or empty: by extent.
     #[serde(default)]
     sets: Option<Vec<bool>>,
+    /// Per quasi-identifier, the weight of its normalized range when choosing the
+    /// attribute to cut (prioritized quasi-identifiers); absent or empty: all 1.
+    #[serde(default)]
+    weights: Option<Vec<f64>>,
     #[serde(default)]
     models: ModelOptions,
 }
@@ -38,6 +42,7 @@ struct Pack {
     keys: Vec<Vec<f64>>,
     spans: Vec<f64>,
     sets: Vec<bool>,
+    weights: Vec<f64>,
     hierarchies: Vec<Vec<UInt32Array>>,
     options: MondrianOptions,
     models: ModelOptions,
@@ -57,8 +62,9 @@ struct Pack {
 ///     hierarchies: ``UINTEGER[][][]``, per quasi-identifier and level the label code of
 ///         every leaf.
 ///     k: ``UBIGINT``, the smallest part size.
-///     options: JSON: ``m``, ``stop``, ``sets`` and ``models`` (l-diversity and
-///         t-closeness, as ``kanon_optimal``).
+///     options: JSON: ``m``, ``stop``, ``sets``, ``weights`` (per quasi-identifier, the
+///         weight of its range when choosing the cut; default all 1) and ``models``
+///         (l-diversity and t-closeness, as ``kanon_optimal``).
 ///     sensitive_*: the sensitive entries and hierarchy of the models (empty lists
 ///         without); population_*: unused (δ-presence is not enforced by Mondrian).
 ///
@@ -153,6 +159,10 @@ pub(crate) fn mondrian<'py>(
                 Some(sets) if !sets.is_empty() => sets.clone(),
                 _ => vec![false; m],
             },
+            weights: match &options.weights {
+                Some(weights) if !weights.is_empty() => weights.clone(),
+                _ => vec![1.0; m],
+            },
             hierarchies: convert::hierarchy_levels(py, KERNEL, hierarchies, i)?,
             options: MondrianOptions {
                 k: convert::scalar_u64(py, KERNEL, "k", required[5].as_ref(), i)?,
@@ -180,13 +190,14 @@ fn partition(pack: &Pack) -> Result<Partition, KernelError> {
         let models = pack.models.build(KERNEL, &pack.data)?;
         expanded_mondrian(pack, &built, &models)?
     } else {
-        mondrian_with_sets(
+        mondrian_weighted(
             tuples,
             pack.m,
             counts,
             &pack.keys,
             &pack.spans,
             &pack.sets,
+            &pack.weights,
             &built,
             None,
             &pack.options,
@@ -242,13 +253,14 @@ fn expanded_mondrian(
         let t = t as usize;
         copies.extend_from_slice(&tuples[t * m..(t + 1) * m]);
     }
-    let part = mondrian_with_sets(
+    let part = mondrian_weighted(
         &copies,
         m,
         rows,
         &pack.keys,
         &pack.spans,
         &pack.sets,
+        &pack.weights,
         hierarchies,
         Some((codes, &check)),
         &pack.options,
