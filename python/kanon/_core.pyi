@@ -19,6 +19,7 @@ __all__ = [
     "int_splits",
     "mondrian",
     "optimal",
+    "priority",
     "progress",
     "progress_cancel",
     "progress_reset",
@@ -56,6 +57,14 @@ def mondrian(
     sensitive_hierarchy: _Arrow,
     population_paths: _Arrow,
     population_counts: _Arrow,
+) -> _Array: ...
+def priority(
+    tuples: _Arrow,
+    counts: _Arrow,
+    hierarchies: _Arrow,
+    ranks: _Arrow,
+    k: _Arrow,
+    options: _Arrow,
 ) -> _Array: ...
 def optimal(
     histogram: _Arrow,

@@ -120,6 +120,19 @@ KERNELS: tuple[Kernel, ...] = (
         "STRUCT(g UINTEGER[], lv UINTEGER[][])",
     ),
     Kernel(
+        "kanon_priority",
+        "priority",
+        (
+            "UINTEGER[]",  # tuples
+            "UBIGINT[]",  # counts
+            _HIERARCHIES,
+            "UINTEGER[]",  # ranks
+            "UBIGINT",  # k
+            "VARCHAR",  # options
+        ),
+        "STRUCT(g UINTEGER[], lv UINTEGER[][])",
+    ),
+    Kernel(
         "kanon_optimal",
         "optimal",
         (

@@ -45,6 +45,7 @@ __all__ = [
     "pack_ctes",
     "range_column",
     "rounds_for",
+    "tuple_groups_ctes",
 ]
 
 
@@ -247,6 +248,32 @@ def level_cte(m: int, kernel: Cte) -> Cte:
         f"((b << 32) + (generate_subscripts(r.lv, 1) - 1))::UBIGINT AS {GROUP}, "
         f"unnest(r.lv) AS lvl FROM {kernel.ref})",
     )
+
+
+def tuple_groups_ctes(coded: Coded, kernel: Cte, m: int) -> tuple[list[Cte], Cte]:
+    """The groups, levels and the tuples joined to them, of a kernel giving every tuple a group.
+
+    ``kernel`` returns per pack ``b`` (its tuples ``ts``) ``r.g``, the group of every
+    tuple, and ``r.lv``, the levels of every group. The last CTE holds every tuple's
+    codes, rows ``n``, :data:`GROUP` and level columns, materialized: joined to the rows
+    in one step, it is the build side (the optimizer cannot size the kernel's unnested
+    output and otherwise built the hash table over the rows with every column), and the
+    rows are read once, streaming.
+    """
+    groups = Cte(
+        internal("groups"),
+        f"SELECT unnest(ts) AS t, ((b << 32) + unnest(r.g))::UBIGINT AS {GROUP} FROM {kernel.ref}",
+    )
+    levels = level_cte(m, kernel)
+    codes = ", ".join(f"tt.{code_column(j)}" for j in range(m))
+    tuple_groups = Cte(
+        internal("tuple_groups"),
+        f"SELECT {codes}, tt.n, g.{GROUP}, {level_columns(m, 'lv')} FROM {coded.tuples.ref} tt "
+        f"JOIN {groups.ref} g ON g.t = tt.t "
+        f"JOIN {levels.ref} lv ON lv.{GROUP} = g.{GROUP}",
+        materialized=True,
+    )
+    return [groups, levels, tuple_groups], tuple_groups
 
 
 def level_columns(m: int, alias: str) -> str:

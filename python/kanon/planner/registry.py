@@ -8,6 +8,7 @@ from kanon.planner.forest import FOREST, FOREST_PAPER
 from kanon.planner.historic import DATAFLY, MU_ARGUS
 from kanon.planner.mondrian import MONDRIAN
 from kanon.planner.optimal import OPTIMAL
+from kanon.planner.priority import PRIORITY
 
 if TYPE_CHECKING:
     from kanon.planner.method import Method
@@ -16,5 +17,5 @@ __all__ = ["METHODS"]
 
 #: Method name → its planner (``kanon.planner.options.ALL_METHODS``, in that order).
 METHODS: dict[str, Method] = {
-    m.name: m for m in (FOREST, FOREST_PAPER, MONDRIAN, OPTIMAL, DATAFLY, MU_ARGUS)
+    m.name: m for m in (FOREST, FOREST_PAPER, MONDRIAN, PRIORITY, OPTIMAL, DATAFLY, MU_ARGUS)
 }

@@ -16,6 +16,7 @@
 //! - [`hkp`]: (h,k,p)-coherence of transaction data (minimal moles, MOLE-tree, greedy
 //!   suppression of public items).
 //! - [`mondrian`]: strict multidimensional Mondrian (median cuts into parts of ≥ k rows).
+//! - [`priority`]: PrioPrivacy's local recoding of prioritized attributes, strict.
 //! - [`splits`]: binary interval splits, the default hierarchy of numbers.
 //!
 //! Modules never depend on each other in a cycle: `lib.rs` and every `mod.rs` only
@@ -36,6 +37,7 @@ pub mod hkp;
 pub mod lattice;
 pub mod models;
 pub mod mondrian;
+pub mod priority;
 pub mod splits;
 pub mod stats;
 

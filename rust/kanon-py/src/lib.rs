@@ -12,6 +12,7 @@ mod hkp;
 mod models;
 mod mondrian;
 mod optimal;
+mod priority;
 mod progress;
 mod splits;
 mod sql;
@@ -34,6 +35,8 @@ mod _core {
     use super::mondrian::mondrian;
     #[pymodule_export]
     use super::optimal::optimal;
+    #[pymodule_export]
+    use super::priority::priority;
     #[pymodule_export]
     use super::progress::{progress, progress_cancel, progress_reset, progress_uncancel};
     #[pymodule_export]

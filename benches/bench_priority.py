@@ -1,0 +1,217 @@
+"""Benchmark of prioritized QIs (PrioPrivacy's four experiments) on Adult.
+
+Usage::
+
+    python benches/bench_priority.py [--ks 2,3,4,5,6,7,8,9,10] [--exps 1,2,3,4]
+        [--methods priority,forest,optimal]
+
+Data: UCI Adult (``adult/adult.csv`` in the data folder: $KANON_DATA, else ``shared/data``
+beside the repository; a missing file is an error), 30,162 rows, the 9 columns as
+quasi-identifiers with ARX's hierarchies (loaded as ``benches/bench_forest.py`` does).
+
+Priorities (the paper's §3; lower = more important, ties share a number): exp1 the QIs
+with the fewest distinct values first ({sex, salary-class} > race > {workclass,
+marital-status} > occupation > education > native-country > age), exp2 its reverse,
+exp3 alternating most and least distinct (age > sex > native-country > salary-class >
+education > race > occupation > workclass > marital-status), exp4 alternating least and
+most distinct (sex > age > salary-class > native-country > race > education > workclass >
+occupation > marital-status).
+
+Methods, each ``CREATE TEMP TABLE rel AS SELECT * FROM kanon('adult', k := k, ...)``:
+``priority`` and ``forest`` with ``priorities := MAP {...}`` (the forest then weighs the
+QIs by (#priorities - priority + 1) / #priorities), ``optimal`` with ``metric := 'nue'``
+(full-domain; it takes no priorities).
+
+Measured: the statement's time (planning included, one run), the process's peak RSS,
+``kanon_metrics``: NUE quality (ARX's definition, pooled over the QIs, 1 = unchanged),
+NUE quality of the two most important QIs, GCP and the smallest class (every release is
+literally k-anonymous: ``'*'`` is a value like any other).
+
+Peers: the published outputs of the paper's authors at k = 10 (ARX local recoding with
+NUE and the priority weights / PrioPrivacy; ``prioprivacy/results_dataset_level.csv``
+and ``results_attribute_level.csv`` in the data folder; PrioPrivacy's releases are not
+literally k-anonymous). Running them here takes 1-28 min per run: see
+``shared/peers/README.md``.
+
+Targets (issue 21): at k = 10 ``priority``'s NUE above both published numbers in every
+experiment, higher per-column quality than ARX's on the two top-priority QIs, under 5 s
+per run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import duckdb
+from bench_forest import build_data
+from measure import ADULT_QI, data_dir, ident, literal, print_table
+
+import kanon
+
+_EXP1 = {
+    "sex": 1,
+    "salary-class": 1,
+    "race": 2,
+    "workclass": 3,
+    "marital-status": 3,
+    "occupation": 4,
+    "education": 5,
+    "native-country": 6,
+    "age": 7,
+}
+_EXP3 = [
+    "age",
+    "sex",
+    "native-country",
+    "salary-class",
+    "education",
+    "race",
+    "occupation",
+    "workclass",
+    "marital-status",
+]
+_EXP4 = [
+    "sex",
+    "age",
+    "salary-class",
+    "native-country",
+    "race",
+    "education",
+    "workclass",
+    "occupation",
+    "marital-status",
+]
+#: Priorities per experiment (lower = more important).
+EXPERIMENTS: dict[int, dict[str, int]] = {
+    1: _EXP1,
+    2: {q: 8 - p for q, p in _EXP1.items()},
+    3: {q: i + 1 for i, q in enumerate(_EXP3)},
+    4: {q: i + 1 for i, q in enumerate(_EXP4)},
+}
+
+
+def top_two(priorities: dict[str, int]) -> list[str]:
+    """The two most important QIs (ties in the order of Adult's columns)."""
+    return sorted(priorities, key=lambda q: (priorities[q], ADULT_QI.index(q)))[:2]
+
+
+def published() -> tuple[dict[tuple[int, str], float], dict[tuple[int, str, str], float]]:
+    """The published NUE at k = 10: per (experiment, method), and per QI as well."""
+    folder = data_dir() / "prioprivacy"
+    overall: dict[tuple[int, str], float] = {}
+    with (folder / "results_dataset_level.csv").open() as f:
+        for row in csv.DictReader(f):
+            if row["k"] == "10":
+                overall[int(row["experiment"][3:]), row["method"]] = float(row["n.u. entropy"])
+    per_qi: dict[tuple[int, str, str], float] = {}
+    with (folder / "results_attribute_level.csv").open() as f:
+        for row in csv.DictReader(f):
+            if row["k"] == "10":
+                key = (int(row["experiment"][3:]), row["method"], row["attribute"])
+                per_qi[key] = float(row["n.u. entropy"])
+    return overall, per_qi
+
+
+def run(con: duckdb.DuckDBPyConnection, k: int, method: str, exp: int) -> dict[str, object]:
+    """One release into ``rel`` and its metrics."""
+    if method == "optimal":
+        extra = "method := 'optimal', metric := 'nue'"
+    else:
+        pairs = ", ".join(f"{literal(q)}: {p}" for q, p in EXPERIMENTS[exp].items())
+        extra = f"method := {literal(method)}, priorities := MAP {{{pairs}}}"
+    start = time.perf_counter()
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE rel AS SELECT * FROM kanon('adult', k := {k}, {extra})"
+    )
+    seconds = time.perf_counter() - start
+    m = kanon.metrics("adult", "rel", k=k, con=con)
+    cols = ", ".join(ident(q) for q in ADULT_QI)
+    smallest = con.execute(
+        f"SELECT min(n) FROM (SELECT count(*) AS n FROM rel GROUP BY {cols})"
+    ).fetchone()
+    return {
+        "seconds": seconds,
+        "nue": m.nue_quality,
+        "by_column": m.nue_quality_by_column,
+        "gcp": m.gcp,
+        "min_class": smallest[0] if smallest else 0,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ks", default="2,3,4,5,6,7,8,9,10")
+    parser.add_argument("--exps", default="1,2,3,4")
+    parser.add_argument("--methods", default="priority,forest,optimal")
+    args = parser.parse_args()
+    ks = [int(x) for x in args.ks.split(",")]
+    exps = [int(x) for x in args.exps.split(",")]
+    methods = args.methods.split(",")
+    pub, pub_qi = published()
+    lines: list[tuple[str, ...]] = []
+    verdicts: list[str] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "adult.duckdb"
+        build_data(db)
+        con = duckdb.connect(str(db))
+        kanon.install(con)
+        kanon.configure(con, "adult", qi={q: f"h_{q}" for q in ADULT_QI})
+        for exp in exps:
+            top = top_two(EXPERIMENTS[exp])
+            for k in ks:
+                for method in methods:
+                    r = run(con, k, method, exp)
+                    by = r["by_column"]
+                    assert isinstance(by, dict)
+                    lines.append(
+                        (
+                            f"exp{exp}",
+                            str(k),
+                            method,
+                            f"{r['seconds']:.2f}",
+                            f"{r['nue']:.4f}",
+                            " / ".join(f"{q} {by[q]:.3f}" for q in top),
+                            f"{100 * float(r['gcp']):.2f}",  # type: ignore[arg-type]
+                            str(r["min_class"]),
+                        )
+                    )
+                    if k == 10 and method == "priority":
+                        arx, prio = pub[exp, "arx_nue"], pub[exp, "prioprivacy"]
+                        beats = float(r["nue"]) > max(arx, prio)  # type: ignore[arg-type]
+                        cols_ok = all(by[q] > pub_qi[exp, "arx_nue", q] for q in top)
+                        verdicts.append(
+                            f"exp{exp}: NUE {float(r['nue']):.4f} vs ARX {arx:.4f} / "  # type: ignore[arg-type]
+                            f"PrioPrivacy {prio:.4f}: {'PASS' if beats else 'FAIL'}; top QIs "
+                            + ", ".join(
+                                f"{q} {by[q]:.3f} vs ARX {pub_qi[exp, 'arx_nue', q]:.3f}"
+                                for q in top
+                            )
+                            + f": {'PASS' if cols_ok else 'FAIL'}; "
+                            f"{float(r['seconds']):.2f} s: "  # type: ignore[arg-type]
+                            f"{'PASS' if float(r['seconds']) < 5 else 'FAIL'}"  # type: ignore[arg-type]
+                        )
+        con.close()
+    print_table(
+        ("exp", "k", "method", "time s", "NUE", "NUE of the two top QIs", "GCP %", "min class"),
+        lines,
+        {0, 2, 5},
+    )
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"\npeak RSS of the process: {peak:.0f} MiB")
+    print("\nPublished at k = 10 (ARX local, NUE + weights / PrioPrivacy, not k-anonymous):")
+    for exp in exps:
+        print(f"  exp{exp}: {pub[exp, 'arx_nue']:.4f} / {pub[exp, 'prioprivacy']:.4f}")
+    print("\nTargets at k = 10 (priority):")
+    for v in verdicts:
+        print("  " + v)
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
