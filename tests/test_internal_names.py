@@ -48,6 +48,7 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("forest", {"labels": "range", "block_size": 10}),
     ("mondrian", {}),
     ("mondrian", {"labels": "range", "l": 2, "sensitive": "dx"}),
+    ("priority", {}),
     ("optimal", {}),
     ("optimal", {"l": 2, "sensitive": "dx", "max_suppression": 0.1}),
     ("datafly", {}),
@@ -493,7 +494,7 @@ def test_refresh_of_something_that_is_not_a_release(con: duckdb.DuckDBPyConnecti
     ("column", "role"),
     [("__kanon_b", "qi"), ("__kanon_c", "qi"), ("__kanon_l0", "pass"), ("__KANON_rl0", "pass")],
 )
-@pytest.mark.parametrize("method", ["forest", "mondrian", "optimal", "datafly"])
+@pytest.mark.parametrize("method", ["forest", "mondrian", "priority", "optimal", "datafly"])
 def test_the_issues_captured_columns_are_refused(
     con: duckdb.DuckDBPyConnection, column: str, role: str, method: str
 ) -> None:
