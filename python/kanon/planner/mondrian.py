@@ -21,11 +21,11 @@ from kanon.planner.local import (
     key_ctes,
     key_lists,
     level_columns,
-    level_cte,
     local_release,
     pack_ctes,
     range_column,
     rounds_for,
+    tuple_groups_ctes,
 )
 from kanon.planner.method import Method, Request
 from kanon.planner.sql import Cte, internal
@@ -70,25 +70,10 @@ def mondrian_sql(request: Request) -> tuple[str, str]:
         f"{literal(json.dumps(kernel_options))}, {extra.args}) AS r FROM {packs.packs.ref}",
         ("b", "ts", "r"),
     )
-    groups = Cte(
-        internal("groups"),
-        f"SELECT unnest(ts) AS t, ((b << 32) + unnest(r.g))::UBIGINT AS {GROUP} FROM {kernel.ref}",
-    )
-    levels = level_cte(m, kernel)
+    # Tuples with their group and levels first (the build side of the join to the rows).
+    joined, tuple_groups = tuple_groups_ctes(coded, kernel, m)
     codes = [code_column(j) for j in range(m)]
-    # Tuples with their group and levels (and range labels) first, materialized: joined
-    # to the rows in one step, they are the build side (the optimizer cannot size the
-    # kernel's unnested output and otherwise built the hash table over the rows with
-    # every column), and the rows are read once, streaming.
-    tuple_groups = Cte(
-        internal("tuple_groups"),
-        f"SELECT {', '.join(f'tt.{c}' for c in codes)}, "
-        f"tt.n, g.{GROUP}, {level_columns(m, 'lv')} FROM {coded.tuples.ref} tt "
-        f"JOIN {groups.ref} g ON g.t = tt.t "
-        f"JOIN {levels.ref} lv ON lv.{GROUP} = g.{GROUP}",
-        materialized=True,
-    )
-    ctes = [*coded.ctes, *extra.ctes, *keys, *packs.ctes, kernel, groups, levels, tuple_groups]
+    ctes = [*coded.ctes, *extra.ctes, *keys, *packs.ctes, kernel, *joined]
     ranged = [j for j, q in enumerate(qis) if uses_range(q, labels)]
     labelled = tuple_groups
     if ranged:
