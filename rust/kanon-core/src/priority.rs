@@ -31,6 +31,13 @@ const KERNEL: &str = "priority";
 /// important attributes first.
 pub const MAX_PATTERNS: usize = 4096;
 
+/// Tuples grouped (patterns × unreleased tuples) at most per joined attribute and level
+/// of the generalization, and per joined attribute in the suppression: the cost stays
+/// bounded on wide tables (16 attributes: 2^16 patterns a level). Patterns beyond it are
+/// skipped; the rows they would have released are released by later patterns or, at
+/// the latest, by the final suppression of every attribute.
+pub const PASS_WORK: usize = 1 << 20;
+
 /// Marks a tuple not yet released.
 const UNRELEASED: u32 = u32::MAX;
 
@@ -59,7 +66,8 @@ pub struct Recoding {
 ///
 /// # Complexity
 /// Per joined attribute and level, one grouping of the unreleased tuples per pattern
-/// (at most [`MAX_PATTERNS`] per pattern size): O(patterns · tuples · m) hashing.
+/// (at most [`MAX_PATTERNS`] per pattern size, and [`PASS_WORK`] tuples grouped per
+/// attribute and level): O(m · levels · PASS_WORK · m) hashing at most.
 pub fn priority(
     tuples: &[u32],
     m: usize,
@@ -275,13 +283,16 @@ impl<'a> State<'a> {
                 .copied()
                 .filter(|&j| level < self.height(j))
                 .collect();
+            let mut work = PASS_WORK;
             for size in 1..=eligible.len() {
                 cancel::check(KERNEL)?;
                 if self.unreleased.is_empty() {
                     return Ok(());
                 }
                 let patterns = self.patterns(&eligible, size, |_| level);
-                self.pass(&patterns);
+                if !self.pass_within(&patterns, &mut work) {
+                    break;
+                }
             }
         }
         Ok(())
@@ -289,15 +300,27 @@ impl<'a> State<'a> {
 
     /// Listing 1's suppression: 1, 2, … joined attributes set to `*`.
     fn suppress(&mut self, joined: &[usize]) -> Result<()> {
+        let mut work = PASS_WORK;
         for size in 1..=joined.len() {
             cancel::check(KERNEL)?;
             if self.unreleased.is_empty() {
                 return Ok(());
             }
             let patterns = self.patterns(joined, size, |j| self.height(j));
-            self.pass(&patterns);
+            if !self.pass_within(&patterns, &mut work) {
+                break;
+            }
         }
         Ok(())
+    }
+
+    /// [`State::pass`] over as many of `patterns` as `work` allows (each groups every
+    /// unreleased tuple); false once it is spent.
+    fn pass_within(&mut self, patterns: &[Vec<u32>], work: &mut usize) -> bool {
+        let fit = (*work / self.unreleased.len().max(1)).min(patterns.len());
+        *work -= fit * self.unreleased.len();
+        self.pass(&patterns[..fit]);
+        fit == patterns.len()
     }
 
     /// The patterns setting `size` of `attributes` to `level_of(j)` (the others at their
@@ -517,6 +540,25 @@ mod tests {
         assert!(priority(&[0], 1, &[1], &hs, &[1], 0).is_err());
         let r = priority(&[], 1, &[], &hs, &[1], 3).unwrap();
         assert_eq!(r.groups, 0);
+    }
+
+    #[test]
+    fn wide_tables_are_k_anonymous_within_the_work_bound() {
+        // 16 attributes: far more patterns than PASS_WORK lets a pass group.
+        let m = 16;
+        let hs: Vec<Hierarchy> = (0..m)
+            .map(|_| {
+                Hierarchy::try_from_levels(&[&[0, 1, 2, 3], &[0, 0, 1, 1], &[0, 0, 0, 0]]).unwrap()
+            })
+            .collect();
+        let n = 400usize;
+        let tuples: Vec<u32> = (0..n * m)
+            .map(|i| ((i * 2_654_435_761) >> 7) as u32 % 4)
+            .collect();
+        let counts = vec![1u64; n];
+        let ranks: Vec<u32> = (0..m as u32).collect();
+        let r = priority(&tuples, m, &counts, &hs, &ranks, 3).unwrap();
+        check(&tuples, m, &counts, &hs, &r, 3);
     }
 
     #[test]
