@@ -155,6 +155,7 @@ def main() -> None:
     methods = args.methods.split(",")
     pub, pub_qi = published()
     lines: list[tuple[str, ...]] = []
+    columns: list[tuple[str, ...]] = []
     verdicts: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "adult.duckdb"
@@ -181,6 +182,11 @@ def main() -> None:
                             str(r["min_class"]),
                         )
                     )
+                    if k == max(ks):
+                        ranked = sorted(EXPERIMENTS[exp], key=lambda q: EXPERIMENTS[exp][q])
+                        columns.append(
+                            (f"exp{exp}", method, " ".join(f"{q} {by[q]:.3f}" for q in ranked))
+                        )
                     if k == 10 and method == "priority":
                         arx, prio = pub[exp, "arx_nue"], pub[exp, "prioprivacy"]
                         beats = float(r["nue"]) > max(arx, prio)  # type: ignore[arg-type]
@@ -202,6 +208,8 @@ def main() -> None:
         lines,
         {0, 2, 5},
     )
+    print(f"\nNUE quality per QI at k = {max(ks)}, most important first:")
+    print_table(("exp", "method", "per QI"), columns, {0, 1, 2})
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"\npeak RSS of the process: {peak:.0f} MiB")
     print("\nPublished at k = 10 (ARX local, NUE + weights / PrioPrivacy, not k-anonymous):")
