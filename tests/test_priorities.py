@@ -58,7 +58,7 @@ def _release(con: duckdb.DuckDBPyConnection, method: str, extra: str = "") -> No
 
 
 def test_weights_are_the_papers() -> None:
-    """Poulis et al.'s exp1 priorities give the ARX weights (P - rank + 1) / P."""
+    """Bampoulidis et al.'s exp1 priorities give the ARX weights (P - rank + 1) / P."""
     exp1 = {
         "sex": 1,
         "salary-class": 1,

@@ -38,6 +38,7 @@ __all__ = [
     "hierarchy_cte",
     "hierarchy_of",
     "hierarchy_select",
+    "priority_ranks",
     "priority_weights",
     "resolve_qis",
 ]
@@ -222,15 +223,28 @@ def check_hierarchies(
     raise HierarchyError(msg)
 
 
+def priority_ranks(priorities: Sequence[int | None]) -> list[int]:
+    """The dense rank of every QI's priority: 1 for the lowest (the most important).
+
+    QIs without a priority share the rank after the last (all 1 when none has one).
+
+    Examples:
+        >>> priority_ranks([3, 3, 7, None])
+        [1, 1, 2, 3]
+    """
+    distinct = sorted({p for p in priorities if p is not None})
+    rank = {p: r for r, p in enumerate(distinct, start=1)}
+    return [len(distinct) + 1 if p is None else rank[p] for p in priorities]
+
+
 def priority_weights(priorities: Sequence[int | None]) -> list[float] | None:
     """The weights of QIs with these priorities, or None when none has a priority.
 
-    PrioPrivacy's weights (the ARX weights of Poulis et al.'s experiments): the distinct
-    priorities are ranked densely, rank 1 for the lowest (the most important); QIs
-    without a priority share the rank after the last, which then counts among the ``P``
-    ranks. A QI of rank ``r`` weighs ``(P - r + 1) / P``: 1 for the most important,
-    ``1 / P`` for the least. The forest weighs its generalization costs by them (in
-    place of the configured weights), Mondrian its choice of the attribute to cut.
+    PrioPrivacy's weights (the ARX weights of Bampoulidis et al.'s experiments): with
+    ``P`` ranks (:func:`priority_ranks`, the rank of QIs without a priority included), a
+    QI of rank ``r`` weighs ``(P - r + 1) / P``: 1 for the most important, ``1 / P`` for
+    the least. The forest weighs its generalization costs by them (in place of the
+    configured weights), Mondrian its choice of the attribute to cut.
 
     Examples:
         >>> priority_weights([1, 1, 2, None])
@@ -238,11 +252,9 @@ def priority_weights(priorities: Sequence[int | None]) -> list[float] | None:
         >>> priority_weights([None, None]) is None
         True
     """
-    distinct = sorted({p for p in priorities if p is not None})
-    if not distinct:
+    if all(p is None for p in priorities):
         return None
-    rank = {p: r for r, p in enumerate(distinct, start=1)}
-    ranks = [len(distinct) + 1 if p is None else rank[p] for p in priorities]
+    ranks = priority_ranks(priorities)
     count = max(ranks)
     return [(count - r + 1) / count for r in ranks]
 

@@ -20,6 +20,7 @@ import json
 
 from kanon._sql import literal
 from kanon.planner.coding import code_columns, coded_ctes, hierarchy_lists
+from kanon.planner.hierarchies import priority_ranks
 from kanon.planner.local import (
     GROUP,
     key_ctes,
@@ -32,18 +33,11 @@ from kanon.planner.local import (
 from kanon.planner.method import Method, Request
 from kanon.planner.sql import Cte, internal
 
-__all__ = ["PRIORITY", "PRIORITY_PACK_ROWS", "ranks"]
+__all__ = ["PRIORITY", "PRIORITY_PACK_ROWS"]
 
 #: Tables above this many rows are cut in SQL into packs of about this many: the greedy
 #: groups a pack's unreleased tuples once per pattern of QIs.
 PRIORITY_PACK_ROWS = 1 << 18
-
-
-def ranks(priorities: list[int | None]) -> list[int]:
-    """The kernel's rank of every QI: its priority, and one past the largest for none."""
-    given = [p for p in priorities if p is not None]
-    last = max(given, default=0) + 1
-    return [last if p is None else p for p in priorities]
 
 
 def priority_sql(request: Request) -> tuple[str, str]:
@@ -55,7 +49,7 @@ def priority_sql(request: Request) -> tuple[str, str]:
     packs = pack_ctes(
         coded, keys, options.k, rounds_for(request.rows, PRIORITY_PACK_ROWS), PRIORITY_PACK_ROWS
     )
-    order = ", ".join(str(r) for r in ranks([q.priority for q in qis]))
+    order = ", ".join(str(r) for r in priority_ranks([q.priority for q in qis]))
     kernel = Cte(
         internal("kernel"),
         "SELECT b, ts, kanon_priority(tuples, counts, "
