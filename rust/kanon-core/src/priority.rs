@@ -218,26 +218,25 @@ impl<'a> State<'a> {
     /// released group's with the same labels), preferring earlier patterns, then smaller
     /// keys. Releasing only shrinks other groups: they are re-sized when popped.
     fn pass(&mut self, patterns: &[Vec<u32>]) {
-        // (key, tuples, pattern): the candidate groups.
+        // (key, tuples, pattern): the candidate groups; the heap holds their sizes.
         let mut candidates: Vec<(Box<[u32]>, Vec<u32>, usize)> = Vec::new();
+        let mut heap: BinaryHeap<(u64, Reverse<usize>, Reverse<usize>)> = BinaryHeap::new();
         for (p, levels) in patterns.iter().enumerate() {
             let mut groups: HashMap<Box<[u32]>, Vec<u32>> = HashMap::new();
             for &t in &self.unreleased {
                 groups.entry(self.key(t, levels)).or_default().push(t);
             }
-            let mut found: Vec<_> = groups
-                .into_iter()
-                .filter(|(key, ts)| self.size(key, ts) >= self.k)
-                .map(|(key, ts)| (key, ts, p))
-                .collect();
-            found.sort_unstable();
-            candidates.extend(found);
+            // Keys are distinct within a pattern: ordered by key, ids are deterministic.
+            let mut found: Vec<_> = groups.into_iter().collect();
+            found.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            for (key, ts) in found {
+                let size = self.size(&key, &ts);
+                if size >= self.k {
+                    heap.push((size, Reverse(p), Reverse(candidates.len())));
+                    candidates.push((key, ts, p));
+                }
+            }
         }
-        let mut heap: BinaryHeap<(u64, Reverse<usize>, Reverse<usize>)> = candidates
-            .iter()
-            .enumerate()
-            .map(|(i, (key, ts, p))| (self.size(key, ts), Reverse(*p), Reverse(i)))
-            .collect();
         while let Some((size, p, Reverse(i))) = heap.pop() {
             let ts: Vec<u32> = candidates[i]
                 .1
@@ -255,8 +254,7 @@ impl<'a> State<'a> {
                 continue;
             }
             let key = std::mem::take(&mut candidates[i].0);
-            let levels = patterns[candidates[i].2].clone();
-            self.release(key, &levels, &ts);
+            self.release(key, &patterns[candidates[i].2], &ts);
         }
         let group_of = &self.group_of;
         self.unreleased
