@@ -49,6 +49,7 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("mondrian", {}),
     ("mondrian", {"labels": "range", "l": 2, "sensitive": "dx"}),
     ("priority", {}),
+    ("iterated", {}),
     ("optimal", {}),
     ("optimal", {"l": 2, "sensitive": "dx", "max_suppression": 0.1}),
     ("datafly", {}),
@@ -494,7 +495,9 @@ def test_refresh_of_something_that_is_not_a_release(con: duckdb.DuckDBPyConnecti
     ("column", "role"),
     [("__kanon_b", "qi"), ("__kanon_c", "qi"), ("__kanon_l0", "pass"), ("__KANON_rl0", "pass")],
 )
-@pytest.mark.parametrize("method", ["forest", "mondrian", "priority", "optimal", "datafly"])
+@pytest.mark.parametrize(
+    "method", ["forest", "mondrian", "priority", "iterated", "optimal", "datafly"]
+)
 def test_the_issues_captured_columns_are_refused(
     con: duckdb.DuckDBPyConnection, column: str, role: str, method: str
 ) -> None:

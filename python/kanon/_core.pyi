@@ -17,6 +17,7 @@ __all__ = [
     "historic",
     "hkp",
     "int_splits",
+    "iterated",
     "mondrian",
     "optimal",
     "priority",
@@ -63,6 +64,14 @@ def priority(
     counts: _Arrow,
     hierarchies: _Arrow,
     ranks: _Arrow,
+    k: _Arrow,
+    options: _Arrow,
+) -> _Array: ...
+def iterated(
+    tuples: _Arrow,
+    counts: _Arrow,
+    hierarchies: _Arrow,
+    weights: _Arrow,
     k: _Arrow,
     options: _Arrow,
 ) -> _Array: ...

@@ -45,8 +45,9 @@ __all__ = [
 #: The methods of ``kanon(...)`` (see the planner's registry).
 LOCAL = ("forest", "forest_paper", "mondrian")
 FOREST = ("forest", "forest_paper")
-#: The methods that take priorities: the forest and Mondrian weigh their QIs by them.
-PRIORITIZED = ("forest", "mondrian", "priority")
+#: The methods that take priorities: the forest, Mondrian and ``'iterated'`` weigh their
+#: QIs by them.
+PRIORITIZED = ("forest", "mondrian", "priority", "iterated")
 OPTIMAL = ("optimal",)
 MODELS = ("optimal", "mondrian")
 
@@ -95,7 +96,8 @@ class SearchKeywords(TypedDict, total=False):
         Opt(
             "VARCHAR",
             "forest",
-            doc="'forest' (default), 'forest_paper', 'mondrian', 'priority', 'optimal', "
+            doc="'forest' (default), 'forest_paper', 'mondrian', 'priority', 'iterated', "
+            "'optimal', "
             "'datafly' or 'mu_argus' (kanon_search: 'optimal', 'datafly' or 'mu_argus', "
             "default 'optimal')",
         ),

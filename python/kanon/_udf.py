@@ -133,6 +133,19 @@ KERNELS: tuple[Kernel, ...] = (
         "STRUCT(g UINTEGER[], lv UINTEGER[][])",
     ),
     Kernel(
+        "kanon_iterated",
+        "iterated",
+        (
+            "UINTEGER[]",  # tuples
+            "UBIGINT[]",  # counts
+            _HIERARCHIES,
+            "DOUBLE[]",  # weights
+            "UBIGINT",  # k
+            "VARCHAR",  # options
+        ),
+        "STRUCT(g UINTEGER[], lv UINTEGER[][])",
+    ),
+    Kernel(
         "kanon_optimal",
         "optimal",
         (

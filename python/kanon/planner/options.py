@@ -34,12 +34,20 @@ FOREST_METHODS = ("forest", "forest_paper")
 #: Sweeney's historic greedy full-domain algorithms (baselines; ``kanon.planner.historic``).
 HISTORIC_METHODS = ("datafly", "mu_argus")
 #: The methods that take ``priorities``: the forest and Mondrian weigh their QIs by them
-#: (:func:`kanon.planner.hierarchies.priority_weights`), ``'priority'`` is built on them.
+#: (:func:`kanon.planner.hierarchies.priority_weights`), as does ``'iterated'``;
+#: ``'priority'`` is built on them.
 PRIORITY_METHODS = PRIORITIZED
 #: Every method of ``kanon(...)``: the forest's two variants, Mondrian, PrioPrivacy's
-#: prioritized QIs, the optimal search and the historic algorithms (the keys of
-#: ``kanon.planner.registry.METHODS``).
-ALL_METHODS = (*FOREST_METHODS, "mondrian", "priority", "optimal", *HISTORIC_METHODS)
+#: prioritized QIs, ARX's iterated global recoding, the optimal search and the historic
+#: algorithms (the keys of ``kanon.planner.registry.METHODS``).
+ALL_METHODS = (
+    *FOREST_METHODS,
+    "mondrian",
+    "priority",
+    "iterated",
+    "optimal",
+    *HISTORIC_METHODS,
+)
 #: Label modes of the local recodings (forest, Mondrian): ``'hierarchy'`` (the default
 #: of the forest: the group's lowest common hierarchy node) or ``'range'`` (the group's
 #: observed values); Mondrian's default publishes ranges for numbers and dates and

@@ -1,17 +1,22 @@
-"""``method := 'priority'``: PrioPrivacy's local recoding of prioritized quasi-identifiers.
+"""The greedy local recodings over the levels of the hierarchies.
 
-Bampoulidis, Markopoulos and Lupu (2019): the least important QIs are generalized and
-suppressed first, so that the important ones keep their values on as many rows as
-possible; kanon's kernel (``kanon-core::priority``) is strict, a ``'*'`` being a
-released value like any other. Priorities come from ``priorities := MAP {...}`` or
-``kanon_columns.priority`` (lower = more important; QIs without one are the least
-important).
+* ``method := 'priority'``: PrioPrivacy's local recoding of prioritized quasi-identifiers
+  (Bampoulidis, Markopoulos and Lupu 2019): the least important QIs are generalized and
+  suppressed first, so that the important ones keep their values on as many rows as
+  possible. Priorities come from ``priorities := MAP {...}`` or
+  ``kanon_columns.priority`` (lower = more important; QIs without one are the least
+  important).
+* ``method := 'iterated'``: ARX's local recoding, iterated global recoding: step by step,
+  the full-domain generalization of least weighted non-uniform entropy over the rows not
+  yet released among those with a class of k rows, whose classes of k rows are released
+  there (``kanon-core::iterated``). Weights are the priorities' (as for the forest) or the
+  configured ones.
 
-The plan (one statement): the coded parts (:mod:`kanon.planner.coding`), the leaf keys
-and packs of :mod:`kanon.planner.local` (tables above :data:`PRIORITY_PACK_ROWS` rows
-are cut by Mondrian cuts in SQL first), one call of the kernel UDF ``kanon_priority``
-per pack, then the tuples joined to their groups and hierarchy labels, and the rows to
-their tuples.
+Both kernels are strict, a ``'*'`` being a released value like any other. The plan (one
+statement): the coded parts (:mod:`kanon.planner.coding`), the leaf keys and packs of
+:mod:`kanon.planner.local` (tables above the method's pack size are cut by Mondrian cuts
+in SQL first), one call of the kernel UDF per pack, then the tuples joined to their
+groups and hierarchy labels, and the rows to their tuples.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import json
 
 from kanon._sql import literal
 from kanon.planner.coding import code_columns, coded_ctes, hierarchy_lists
-from kanon.planner.hierarchies import priority_ranks
+from kanon.planner.hierarchies import priority_ranks, priority_weights
 from kanon.planner.local import (
     GROUP,
     key_ctes,
@@ -33,28 +38,41 @@ from kanon.planner.local import (
 from kanon.planner.method import Method, Request
 from kanon.planner.sql import Cte, internal
 
-__all__ = ["PRIORITY", "PRIORITY_PACK_ROWS"]
+__all__ = ["ITERATED", "ITERATED_PACK_ROWS", "PRIORITY", "PRIORITY_PACK_ROWS"]
 
 #: Tables above this many rows are cut in SQL into packs of about this many: the greedy
 #: groups a pack's unreleased tuples once per pattern of QIs.
 PRIORITY_PACK_ROWS = 1 << 18
+#: The same for ``'iterated'``, whose steps (at most rows / k) each order the lattice and
+#: whose checks (at most one per node) each group the pack's unreleased tuples.
+ITERATED_PACK_ROWS = 1 << 15
 
 
 def priority_sql(request: Request) -> tuple[str, str]:
     """The release and assignment queries of ``method := 'priority'``."""
+    order = ", ".join(str(r) for r in priority_ranks([q.priority for q in request.qis]))
+    return _greedy_sql(request, "kanon_priority", f"[{order}]::UINTEGER[]", PRIORITY_PACK_ROWS)
+
+
+def iterated_sql(request: Request) -> tuple[str, str]:
+    """The release and assignment queries of ``method := 'iterated'``."""
+    qis = request.qis
+    weighted = priority_weights([q.priority for q in qis]) or [q.weight for q in qis]
+    weights = ", ".join(repr(float(w)) for w in weighted)
+    return _greedy_sql(request, "kanon_iterated", f"[{weights}]::DOUBLE[]", ITERATED_PACK_ROWS)
+
+
+def _greedy_sql(request: Request, udf: str, per_qi: str, pack_rows: int) -> tuple[str, str]:
+    """The queries of a greedy kernel ``udf`` taking ``per_qi``, a value per QI."""
     table, qis, options = request.table, request.qis, request.options
     m = len(qis)
     coded = coded_ctes(table, qis, request.hierarchies)
     keys = key_ctes(table, qis, coded)
-    packs = pack_ctes(
-        coded, keys, options.k, rounds_for(request.rows, PRIORITY_PACK_ROWS), PRIORITY_PACK_ROWS
-    )
-    order = ", ".join(str(r) for r in priority_ranks([q.priority for q in qis]))
+    packs = pack_ctes(coded, keys, options.k, rounds_for(request.rows, pack_rows), pack_rows)
     kernel = Cte(
         internal("kernel"),
-        "SELECT b, ts, kanon_priority(tuples, counts, "
-        f"[{hierarchy_lists(coded, qis)}], [{order}]::UINTEGER[], {options.k}::UBIGINT, "
-        f"{literal(json.dumps({'m': m}))}) AS r FROM {packs.packs.ref}",
+        f"SELECT b, ts, {udf}(tuples, counts, [{hierarchy_lists(coded, qis)}], {per_qi}, "
+        f"{options.k}::UBIGINT, {literal(json.dumps({'m': m}))}) AS r FROM {packs.packs.ref}",
         ("b", "ts", "r"),
     )
     joined, tuple_groups = tuple_groups_ctes(coded, kernel, m)
@@ -67,3 +85,4 @@ def priority_sql(request: Request) -> tuple[str, str]:
 
 
 PRIORITY = Method("priority", "kanon_priority", priority_sql)
+ITERATED = Method("iterated", "kanon_iterated", iterated_sql)

@@ -8,7 +8,7 @@ from kanon.planner.forest import FOREST, FOREST_PAPER
 from kanon.planner.historic import DATAFLY, MU_ARGUS
 from kanon.planner.mondrian import MONDRIAN
 from kanon.planner.optimal import OPTIMAL
-from kanon.planner.priority import PRIORITY
+from kanon.planner.priority import ITERATED, PRIORITY
 
 if TYPE_CHECKING:
     from kanon.planner.method import Method
@@ -17,5 +17,6 @@ __all__ = ["METHODS"]
 
 #: Method name → its planner (``kanon.planner.options.ALL_METHODS``, in that order).
 METHODS: dict[str, Method] = {
-    m.name: m for m in (FOREST, FOREST_PAPER, MONDRIAN, PRIORITY, OPTIMAL, DATAFLY, MU_ARGUS)
+    m.name: m
+    for m in (FOREST, FOREST_PAPER, MONDRIAN, PRIORITY, ITERATED, OPTIMAL, DATAFLY, MU_ARGUS)
 }

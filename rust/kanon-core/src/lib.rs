@@ -16,6 +16,7 @@
 //! - [`hkp`]: (h,k,p)-coherence of transaction data (minimal moles, MOLE-tree, greedy
 //!   suppression of public items).
 //! - [`mondrian`]: strict multidimensional Mondrian (median cuts into parts of ≥ k rows).
+//! - [`iterated`]: ARX's local recoding by iterated global recoding, strict.
 //! - [`priority`]: PrioPrivacy's local recoding of prioritized attributes, strict.
 //! - [`splits`]: binary interval splits, the default hierarchy of numbers.
 //!
@@ -34,6 +35,7 @@ pub mod groupify;
 pub mod hierarchy;
 pub mod historic;
 pub mod hkp;
+pub mod iterated;
 pub mod lattice;
 pub mod models;
 pub mod mondrian;

@@ -36,7 +36,7 @@ mod _core {
     #[pymodule_export]
     use super::optimal::optimal;
     #[pymodule_export]
-    use super::priority::priority;
+    use super::priority::{iterated, priority};
     #[pymodule_export]
     use super::progress::{progress, progress_cancel, progress_reset, progress_uncancel};
     #[pymodule_export]

@@ -1,17 +1,20 @@
-//! The prioritized local recoding: ``kanon_priority`` (one pack per row).
+//! The greedy local recodings over a lattice of levels, one pack per row:
+//! ``kanon_priority`` (PrioPrivacy's prioritized QIs) and ``kanon_iterated`` (ARX's
+//! iterated global recoding). Both take a per-attribute argument and return the same
+//! struct.
 
-use arrow_array::{Array, UInt32Array, UInt64Array};
+use arrow_array::types::ArrowPrimitiveType;
+use arrow_array::{Array, PrimitiveArray, UInt32Array, UInt64Array};
+use kanon_core::iterated::iterated as iterate;
 use kanon_core::priority::{priority as recode, Recoding};
-use kanon_core::KernelError;
+use kanon_core::{Hierarchy, KernelError};
 use pyo3::prelude::*;
 use serde::Deserialize;
 
-use crate::convert::{self, array, run, Column, ListColumn, NestedColumn, U32, U64};
+use crate::convert::{self, array, run, Column, ListColumn, NestedColumn, F64, U32, U64};
 use crate::progress;
 
-const KERNEL: &str = "priority";
-
-/// The options of ``kanon_priority`` (its JSON argument).
+/// The options of both kernels (their JSON argument).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Options {
@@ -19,13 +22,13 @@ struct Options {
     m: usize,
 }
 
-/// One pack's inputs, borrowed from the Arrow columns.
-struct Pack {
+/// One pack's inputs, borrowed from the Arrow columns; `per` holds a value per attribute.
+struct Pack<T: ArrowPrimitiveType> {
     m: usize,
     tuples: UInt32Array,
     counts: UInt64Array,
     hierarchies: Vec<Vec<UInt32Array>>,
-    ranks: UInt32Array,
+    per: PrimitiveArray<T>,
     k: u64,
 }
 
@@ -58,20 +61,62 @@ pub(crate) fn priority<'py>(
     k: Column,
     options: Column,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let required = [
-        array(&tuples),
-        array(&counts),
-        array(&hierarchies),
-        array(&ranks),
-        array(&k),
-        array(&options),
-    ];
-    let list = |name, i: usize| convert::lists(py, KERNEL, name, required[i].as_ref());
-    let (tuples, counts, hierarchies, ranks) = (
+    let inputs = [tuples, counts, hierarchies, ranks, k, options];
+    recode_rows::<U32>(py, "priority", "ranks", inputs, |t, m, c, h, ranks, k| {
+        recode(t, m, c, h, ranks, k)
+    })
+}
+
+/// SQL ``kanon_iterated(tuples, counts, hierarchies, weights, k, options)``: ARX's local
+/// recoding by iterated global recoding (least weighted non-uniform entropy first) of
+/// one pack per row, strict.
+///
+/// Args:
+///     tuples, counts, hierarchies, k, options: as for ``kanon_priority``.
+///     weights: ``DOUBLE[]``, per quasi-identifier the weight (>= 0) of its entropy.
+///
+/// Returns:
+///     As ``kanon_priority``.
+///
+/// Raises:
+///     InvalidInputError: inconsistent inputs, unknown options, fewer than k rows, bad
+///     weights, a lattice of more than 32,768 nodes.
+#[pyfunction]
+pub(crate) fn iterated<'py>(
+    py: Python<'py>,
+    tuples: Column,
+    counts: Column,
+    hierarchies: Column,
+    weights: Column,
+    k: Column,
+    options: Column,
+) -> PyResult<Bound<'py, PyAny>> {
+    let inputs = [tuples, counts, hierarchies, weights, k, options];
+    recode_rows::<F64>(py, "iterated", "weights", inputs, |t, m, c, h, w, k| {
+        iterate(t, m, c, h, w, k)
+    })
+}
+
+/// The kernel signature both bindings share: tuples, m, counts, hierarchies, per
+/// attribute values, k.
+type Kernel<N> =
+    fn(&[u32], usize, &[u64], &[Hierarchy], &[N], u64) -> Result<Recoding, KernelError>;
+
+/// Run `kernel` on every row's pack and build the result struct column.
+fn recode_rows<'py, T: ArrowPrimitiveType>(
+    py: Python<'py>,
+    kernel: &'static str,
+    per_name: &'static str,
+    inputs: [Column; 6],
+    recode_pack: Kernel<T::Native>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let required: Vec<_> = inputs.iter().map(array).collect();
+    let list = |name, i: usize| convert::lists(py, kernel, name, required[i].as_ref());
+    let (tuples, counts, hierarchies, per) = (
         list("tuples", 0)?,
         list("counts", 1)?,
         list("hierarchies", 2)?,
-        list("ranks", 3)?,
+        list(per_name, 3)?,
     );
     let n = required[0].len();
     let mut g = ListColumn::<U32>::new();
@@ -84,16 +129,16 @@ pub(crate) fn priority<'py>(
             valid.push(false);
             continue;
         }
-        let options: Options = convert::options(py, KERNEL, required[5].as_ref(), i)?;
+        let options: Options = convert::options(py, kernel, required[5].as_ref(), i)?;
         let pack = Pack {
             m: options.m,
-            tuples: convert::row::<U32>(py, KERNEL, "tuples", tuples, i)?,
-            counts: convert::row::<U64>(py, KERNEL, "counts", counts, i)?,
-            hierarchies: convert::hierarchy_levels(py, KERNEL, hierarchies, i)?,
-            ranks: convert::row::<U32>(py, KERNEL, "ranks", ranks, i)?,
-            k: convert::scalar_u64(py, KERNEL, "k", required[4].as_ref(), i)?,
+            tuples: convert::row::<U32>(py, kernel, "tuples", tuples, i)?,
+            counts: convert::row::<U64>(py, kernel, "counts", counts, i)?,
+            hierarchies: convert::hierarchy_levels(py, kernel, hierarchies, i)?,
+            per: convert::row::<T>(py, kernel, per_name, per, i)?,
+            k: convert::scalar_u64(py, kernel, "k", required[4].as_ref(), i)?,
         };
-        let recoding = run(py, || recode_pack(&pack))?;
+        let recoding = run(py, || one_pack(kernel, &pack, recode_pack))?;
         g.push(Some(&recoding.group_of_tuple));
         lv.push_chunks(Some(&recoding.levels), pack.m);
         valid.push(true);
@@ -103,16 +148,20 @@ pub(crate) fn priority<'py>(
 }
 
 /// Recode one pack (GIL released), reporting its rows when done.
-fn recode_pack(pack: &Pack) -> Result<Recoding, KernelError> {
-    progress::cancelled(KERNEL)?;
+fn one_pack<T: ArrowPrimitiveType>(
+    kernel: &'static str,
+    pack: &Pack<T>,
+    recode_pack: Kernel<T::Native>,
+) -> Result<Recoding, KernelError> {
+    progress::cancelled(kernel)?;
     let built = convert::hierarchies(&pack.hierarchies)?;
     let counts = pack.counts.values().as_ref();
-    let recoding = recode(
+    let recoding = recode_pack(
         pack.tuples.values(),
         pack.m,
         counts,
         &built,
-        pack.ranks.values(),
+        pack.per.values(),
         pack.k,
     )?;
     progress::advance(counts.iter().sum());

@@ -231,7 +231,7 @@ impl PackedKey for u128 {
 
 /// A fixed, seedless hasher for packed class keys (deterministic iteration order).
 #[derive(Default)]
-pub(super) struct KeyHasher(u64);
+pub(crate) struct KeyHasher(u64);
 
 impl Hasher for KeyHasher {
     fn finish(&self) -> u64 {
@@ -251,7 +251,7 @@ impl Hasher for KeyHasher {
     }
 }
 
-pub(super) type KeyMap<V> = HashMap<u128, V, BuildHasherDefault<KeyHasher>>;
+pub(crate) type KeyMap<V> = HashMap<u128, V, BuildHasherDefault<KeyHasher>>;
 
 #[cfg(test)]
 mod tests {

@@ -43,7 +43,7 @@
 //! node's verdict), `group` (sums by packed key), `keys` (levels packed into keys),
 //! `walk` (the branch-and-bound walk) and `optimal` (the entry points).
 
-mod group;
+pub(crate) mod group;
 mod input;
 mod keys;
 mod models;
