@@ -2,7 +2,7 @@
 # the whole suite: lint, Rust tests, Python tests.
 PYTHON ?= python3
 
-.PHONY: dev lint postgres test test-rust test-python bench
+.PHONY: dev lint postgres java test test-rust test-python bench
 
 dev:
 	$(PYTHON) -m pip install -q -e '.[test]'
@@ -32,8 +32,17 @@ postgres:
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y -q --no-install-recommends postgresql; \
 	fi
 
+# The Spark tests (tests/test_spark.py) need a JVM: install Debian's Java 17 runtime when
+# there is no `java`.
+java:
+	@if command -v java >/dev/null 2>&1; then :; else \
+		echo "java not found: installing Debian's openjdk-17-jre-headless package"; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive $(APT_GET) update -q && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y -q --no-install-recommends openjdk-17-jre-headless; \
+	fi
+
 # pytest exits 5 when it collects nothing: that is not a failure of the code under test.
-test-python: postgres
+test-python: postgres java
 	$(PYTHON) -m pytest || [ $$? -eq 5 ]
 
 test: dev lint test-rust test-python

@@ -1,0 +1,251 @@
+"""``kanon.spark.anonymize``: kanon's local methods on Spark DataFrames (``local[2]``).
+
+Every release is checked twice, independently of the runner: a Spark ``groupBy`` over
+the released QIs and a DuckDB ``GROUP BY`` over the collected rows (each combination,
+``'*'`` included, holds ≥ k rows); the row ids come back once each with their sensitive
+values; the QI with a given hierarchy is released as a node of it above the value, the
+others (default hierarchies, built per part) as an interval holding it, the value or
+``'*'``. Generated tables have NULLs, skew, duplicates, unicode; parts of 1 to 7 rows force
+the merging of parts below k.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import kanon
+import kanon.spark
+from kanon.exceptions import ConfigError, HierarchyError, InvalidInputError
+from tests.strategies import tables
+from tests.test_anonymize import _untruthful
+from tests.test_mondrian import _untruthful_values
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from pyspark.sql import DataFrame, SparkSession
+
+QI = ["q0", "q1", "q2"]
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[SparkSession]:
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("kanon-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    # A first release before the tests: its first run raises the recursion limit, which
+    # hypothesis would report if it happened inside a property test.
+    warm = session.createDataFrame(pa.table({"a": [1, 1, 2, 2], "b": ["x", "x", "y", "y"]}))
+    kanon.spark.anonymize(
+        warm,
+        2,
+        ["a"],
+        hierarchies={"a": pa.table({"v": [1, 2], "l": ["*", "*"]})},
+        insensitive=["b"],
+    ).collect()
+    yield session
+    session.stop()
+
+
+def _arrow(data: dict[str, list[Any]]) -> pa.Table:
+    n = len(data["q0"])
+    return pa.table(
+        {
+            "rid": pa.array(range(n), pa.int64()),
+            "name": pa.array([f"person {i}" for i in range(n)]),
+            "q0": pa.array(data["q0"], pa.int64()),
+            "q1": pa.array(data["q1"], pa.string()),
+            "q2": pa.array(data["q2"], pa.int64()),
+            "s": pa.array(data["s"], pa.string()),
+        }
+    )
+
+
+def _min_class_spark(rel: DataFrame, qi: list[str]) -> int:
+    from pyspark.sql import functions as f
+
+    ((smallest,),) = rel.groupBy(*qi).count().agg(f.min("count")).collect()
+    return int(smallest)
+
+
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    data=tables(max_rows=40),
+    k_seed=st.integers(1, 1000),
+    method=st.sampled_from(kanon.spark.LOCAL_METHODS),
+    part_rows=st.sampled_from([1, 3, 7, 1000]),
+)
+def test_release_is_k_anonymous_truthful_and_complete(
+    spark: SparkSession, data: dict[str, list[Any]], k_seed: int, method: str, part_rows: int
+) -> None:
+    source = _arrow(data)
+    n = source.num_rows
+    k = 1 + k_seed % n
+    con = kanon.install(duckdb.connect())
+    con.register("src_view", source)
+    con.execute("CREATE TABLE t AS SELECT * FROM src_view")
+    has_q1 = con.execute("SELECT count(q1) FROM t").fetchall()[0][0] > 0
+    trees: dict[str, Any] = {}
+    if has_q1:
+        kanon.hierarchy.auto(con, "h_q1", table="t", column="q1", fanout=2)
+        trees["q1"] = con.sql("SELECT * FROM h_q1").to_arrow_table()
+    rel = kanon.spark.anonymize(
+        spark.createDataFrame(source),
+        k,
+        QI,
+        method=method,
+        hierarchies=trees,
+        identifiers=["name"],
+        sensitive=["s"],
+        insensitive=["rid"],
+        partition_rows=part_rows,
+    )
+    assert rel.columns == source.column_names
+    assert _min_class_spark(rel, QI) >= k
+    con.register("rel_view", rel.toArrow())
+    con.execute("CREATE TABLE rel AS SELECT * FROM rel_view")
+    cols = ", ".join(QI)
+    ((rows, smallest),) = con.execute(
+        f"SELECT sum(n), min(n) FROM (SELECT count(*) AS n FROM rel GROUP BY {cols})"
+    ).fetchall()
+    assert (rows, smallest >= k) == (n, True)
+    assert con.execute(
+        "SELECT count(*) FROM t s FULL JOIN rel r USING (rid) "
+        "WHERE s.rid IS NULL OR r.rid IS NULL OR s.s IS DISTINCT FROM r.s"
+    ).fetchall() == [(0,)]
+    assert con.execute("SELECT count(DISTINCT rid), min(name), max(name) FROM rel").fetchall() == [
+        (n, "*", "*")
+    ]
+    assert _untruthful(con, "t", "rel", "q1", "h_q1" if has_q1 else None) == []
+    for column in ("q0", "q2"):
+        assert _untruthful_values(con, "t", "rel", column, True) == [], column
+    con.close()
+
+
+def test_parts_are_cut_and_merged(spark: SparkSession) -> None:
+    """2,000 rows in parts of about 100: several parts, the release still k-anonymous."""
+    sdf = spark.range(2000).selectExpr(
+        "id",
+        "CAST(20 + (id * 7) % 50 AS INT) AS age",
+        "10000 + (id * 13) % 400 AS zip",
+        "CASE WHEN id % 2 = 0 THEN 'f' ELSE 'm' END AS sex",
+        "CASE WHEN id % 3 = 0 THEN NULL ELSE 'flu' END AS dx",
+    )
+    rel = kanon.spark.anonymize(
+        sdf,
+        10,
+        ["age", "zip", "sex"],
+        method="mondrian",
+        insensitive=["id"],
+        sensitive=["dx"],
+        partition_rows=100,
+    )
+    assert rel.count() == 2000
+    assert _min_class_spark(rel, ["age", "zip", "sex"]) >= 10
+    # The sensitive column keeps its type and values.
+    assert rel.schema["dx"].dataType == sdf.schema["dx"].dataType
+    assert rel.schema["id"].dataType == sdf.schema["id"].dataType
+    assert sorted(r.id for r in rel.select("id").collect()) == list(range(2000))
+
+
+def test_hostile_column_names(spark: SparkSession) -> None:
+    """Columns named like the runner's own names (its part column, tables, views)."""
+    names = ["kanon_part0", "part", "h0", "kanon_spark_input", "o'brien `x`.y"]
+    source = pa.table(
+        {
+            names[0]: pa.array([i % 3 for i in range(30)], pa.int64()),
+            names[1]: pa.array([str(i % 2) for i in range(30)]),
+            names[2]: pa.array([i % 5 for i in range(30)], pa.int64()),
+            names[3]: pa.array([f"x{i}" for i in range(30)]),
+            names[4]: pa.array(range(30), pa.int64()),
+        }
+    )
+    rel = kanon.spark.anonymize(
+        spark.createDataFrame(source),
+        4,
+        names[:3],
+        hierarchies={
+            "h0": pa.table({"v": list(range(5)), "l1": ["lo"] * 3 + ["hi"] * 2, "l2": ["*"] * 5})
+        },
+        identifiers=[names[3]],
+        insensitive=[names[4]],
+        partition_rows=7,
+    )
+    assert rel.columns == names
+    assert _min_class_spark(rel, names[:3]) >= 4
+    rows = rel.toDF(*[f"c{i}" for i in range(5)]).select("c3", "c4").collect()
+    assert {r[0] for r in rows} == {"*"}
+    assert sorted(r[1] for r in rows) == list(range(30))
+
+
+def test_bad_input_is_a_clear_error(spark: SparkSession) -> None:
+    sdf = spark.range(20).selectExpr("id", "id % 4 AS a", "CAST(id % 3 AS STRING) AS b")
+    cases: list[tuple[dict[str, Any], type[Exception], str]] = [
+        ({"qi": ["zz"], "insensitive": ["id", "a", "b"]}, ConfigError, "'zz'.*not a column"),
+        ({"qi": ["a", "b"], "insensitive": ["id", "__kanon_x"]}, ConfigError, "reserved"),
+        ({"qi": ["a"]}, ConfigError, "have no role"),
+        ({"qi": ["a"], "insensitive": ["a", "id", "b"]}, ConfigError, "two roles"),
+        ({"qi": "a", "insensitive": ["id", "b"]}, ConfigError, "non-empty list"),
+        ({"qi": ["a", "b"], "insensitive": ["id"], "k": 0}, InvalidInputError, "k must be"),
+        ({"qi": ["a", "b"], "insensitive": ["id"], "k": 21}, InvalidInputError, "fewer than"),
+        (
+            {"qi": ["a", "b"], "insensitive": ["id"], "method": "optimal"},
+            InvalidInputError,
+            "local methods",
+        ),
+        (
+            {"qi": ["a", "b"], "insensitive": ["id"], "partition_rows": 0},
+            InvalidInputError,
+            "partition_rows",
+        ),
+        (
+            {"qi": ["a", "b"], "insensitive": ["id"], "hierarchies": {"id": pa.table({})}},
+            ConfigError,
+            "not a QI",
+        ),
+        (
+            {"qi": ["a", "b"], "insensitive": ["id"], "hierarchies": {"a": [1, 2]}},
+            ConfigError,
+            "Spark DataFrame or a pyarrow Table",
+        ),
+        (
+            {
+                "qi": ["a", "b"],
+                "insensitive": ["id"],
+                "hierarchies": {"a": pa.table({"v": [0, 1, 2, 3], "l": ["x", "x", "y", "y"]})},
+            },
+            HierarchyError,
+            "roots",
+        ),
+        (
+            {
+                "qi": ["a", "b"],
+                "insensitive": ["id"],
+                "hierarchies": {"a": pa.table({"v": [0, 1], "l": ["*", "*"]})},
+            },
+            HierarchyError,
+            r"hierarchies\['a'\] does not fit the DataFrame.*does not cover 2 value",
+        ),
+    ]
+    reserved = sdf.withColumn("__kanon_x", sdf["id"])
+    for kwargs, error, message in cases:
+        args = {"k": 2, **kwargs}
+        frame = reserved if "__kanon_x" in str(kwargs) else sdf
+        with pytest.raises(error, match=message):
+            kanon.spark.anonymize(frame, args.pop("k"), args.pop("qi"), **args)
