@@ -249,3 +249,58 @@ def test_bad_input_is_a_clear_error(spark: SparkSession) -> None:
         frame = reserved if "__kanon_x" in str(kwargs) else sdf
         with pytest.raises(error, match=message):
             kanon.spark.anonymize(frame, args.pop("k"), args.pop("qi"), **args)
+
+
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    data=tables(max_rows=40),
+    sensitive=st.sampled_from([None, "s", "q2"]),
+    t_distance=st.sampled_from([None, "equal", "ordered"]),
+    recursive=st.sampled_from([(None, None), (2, 3.0)]),
+    declare_name=st.booleans(),
+)
+def test_check_is_kanon_check(
+    spark: SparkSession,
+    data: dict[str, list[Any]],
+    sensitive: str | None,
+    t_distance: str | None,
+    recursive: tuple[int | None, float | None],
+    declare_name: bool,
+) -> None:
+    """The Spark report equals ``kanon.check`` on the same rows, field by field."""
+    source = _arrow(data)
+    qi = ["q0", "q1"] if sensitive == "q2" else QI
+    roles: dict[str, Any] = {
+        "identifiers": ["name"] if declare_name else [],
+        "insensitive": ["rid"],
+    }
+    options: dict[str, Any] = {
+        "t_distance": t_distance,
+        "recursive_l": recursive[0],
+        "recursive_c": recursive[1],
+    }
+    expected = kanon.check(source, qi=qi, sensitive=sensitive, **options, **roles)
+    got = kanon.spark.check(spark.createDataFrame(source), qi, sensitive, **options, **roles)
+    for field, value in expected.to_dict().items():
+        if isinstance(value, float):
+            assert getattr(got, field) == pytest.approx(value, rel=1e-9, abs=1e-12), field
+        else:
+            assert getattr(got, field) == value, field
+
+
+def test_check_errors(spark: SparkSession) -> None:
+    sdf = spark.range(10).selectExpr("id", "id % 2 AS a", "CAST(id % 3 AS STRING) AS b")
+    with pytest.raises(ConfigError, match="'zz' is not a column"):
+        kanon.spark.check(sdf, ["zz"])
+    with pytest.raises(ConfigError, match="non-empty list"):
+        kanon.spark.check(sdf, [])
+    with pytest.raises(ConfigError, match="two roles"):
+        kanon.spark.check(sdf, ["a"], "a")
+    with pytest.raises(InvalidInputError, match="not available on Spark"):
+        kanon.spark.check(sdf, ["a"], "b", t_distance="hierarchical")
+    with pytest.raises(InvalidInputError, match="risk_threshold"):
+        kanon.spark.check(sdf, ["a"], risk_threshold=2.0)
+    report = kanon.spark.check(sdf, ["a"], "b")
+    assert (report.k, report.rows, report.identifying_columns) == (5, 10, ("id",))

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     import duckdb
     import pyarrow as pa
 
-__all__ = ["CheckReport", "check", "classes"]
+__all__ = ["CheckReport", "check", "classes", "report"]
 
 #: Report fields shown with four decimals (the others: risks as percentages, counts).
 _DECIMALS = ("l_entropy", "recursive_c", "t", "delta_min", "delta_max")
@@ -165,11 +165,18 @@ def check(
             identifiers=tuple(identifiers or ()),
             insensitive=tuple(insensitive or ()),
         )
-        plan = plan_check(con_, name, options)
-        rel = con_.execute(plan.sql)
-        names = [d[0] for d in rel.description]
-        (row,) = rel.fetchall()  # exactly one row, fetched whole to free the connection
-        values = dict(zip(names, row, strict=True))
+        return report(con_, name, options)
+
+
+def report(
+    con: duckdb.DuckDBPyConnection, name: str, options: CheckOptions, weight: str | None = None
+) -> CheckReport:
+    """Run the check of table ``name`` (see :func:`kanon._plan.plan_check` for ``weight``)."""
+    plan = plan_check(con, name, options, weight)
+    rel = con.execute(plan.sql)
+    names = [d[0] for d in rel.description]
+    (row,) = rel.fetchall()  # exactly one row, fetched whole to free the connection
+    values = dict(zip(names, row, strict=True))
     report_fields = {f.name for f in fields(CheckReport)}
     return CheckReport(
         qi=plan.qi,

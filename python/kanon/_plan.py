@@ -172,12 +172,16 @@ def _sensitive_hierarchy(
     )
 
 
-def plan_check(con: duckdb.DuckDBPyConnection, tbl: str, options: CheckOptions) -> CheckPlan:
+def plan_check(
+    con: duckdb.DuckDBPyConnection, tbl: str, options: CheckOptions, weight: str | None = None
+) -> CheckPlan:
     """Return the SQL of ``kanon_check(tbl, ...)``: one row of privacy statistics.
 
     DuckDB forms the equivalence classes (``GROUP BY`` over the quasi-identifiers, and
     over the sensitive value when one is given); the kernel UDF ``kanon_class_stats``
-    receives one packed list with a size (and sensitive histogram) per class.
+    receives one packed list with a size (and sensitive histogram) per class. With
+    ``weight`` (a column of ``tbl``, declared insensitive), each row of ``tbl`` counts as
+    that many rows: ``tbl`` is a histogram computed elsewhere (``kanon.spark.check``).
     """
     options.validate()
     table = resolve_table(con, tbl)
@@ -199,20 +203,23 @@ def plan_check(con: duckdb.DuckDBPyConnection, tbl: str, options: CheckOptions) 
     undeclared = [c.name for c in table.columns if c.name.lower() not in declared]
     identifying = identifying_sql(table, undeclared)
     select, keys = _keys(qis)
+    rows = "count(*)" if weight is None else f"sum({ident(weight)})"
+    weighted = "" if weight is None else f", {ident(weight)} AS {internal('weight')}"
+    counted = "count(*)" if weight is None else f"sum({internal('weight')})"
     ctes: list[Cte] = []
     levels_json: str | None = None
     if sens is None:
         entries = Cte(
             internal("class_entries"),
-            f"SELECT {keys}, count(*)::UBIGINT AS n, "
+            f"SELECT {keys}, {counted}::UBIGINT AS n, "
             "NULL::STRUCT(c UINTEGER, n UBIGINT)[] AS entries "
-            f"FROM (SELECT {select} FROM {table.sql}) GROUP BY ALL",
+            f"FROM (SELECT {select}{weighted} FROM {table.sql}) GROUP BY {keys}",
         )
         ordered = False
     else:
         histogram = Cte(
             internal("sensitive_histogram"),
-            f"SELECT {select}, {ident(sens.name)} AS sv, count(*)::UBIGINT AS n "
+            f"SELECT {select}, {ident(sens.name)} AS sv, {rows}::UBIGINT AS n "
             f"FROM {table.sql} GROUP BY ALL",
         )
         ctes.append(histogram)

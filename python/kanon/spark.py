@@ -17,7 +17,7 @@ differ from another's); pass ``hierarchies`` to release labels of one hierarchy.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -31,7 +31,9 @@ if TYPE_CHECKING:
 
     from pyspark.sql import Column, DataFrame
 
-__all__ = ["LOCAL_METHODS", "anonymize"]
+    from kanon._check import CheckReport
+
+__all__ = ["LOCAL_METHODS", "anonymize", "check"]
 
 #: The methods of ``kanon.spark.anonymize``: kanon's local recodings.
 LOCAL_METHODS = ("forest", "forest_paper", "mondrian", "priority", "iterated")
@@ -143,6 +145,126 @@ def anonymize(
     run = _part_runner(k, method, roles, trees, schema, seed, options)
     released = keyed.toDF(*plain, "part").groupBy("part").applyInArrow(run, _renamed(schema, plain))
     return released.toDF(*columns)
+
+
+def check(
+    sdf: DataFrame,
+    qi: list[str],
+    sensitive: str | None = None,
+    *,
+    t_distance: str | None = None,
+    recursive_l: int | None = None,
+    recursive_c: float | None = None,
+    risk_threshold: float = 0.2,
+    identifiers: Iterable[str] = (),
+    insensitive: Iterable[str] = (),
+) -> CheckReport:
+    """Measure how anonymous Spark DataFrame ``sdf`` is (the report of ``kanon.check``).
+
+    Spark aggregates: the rows per combination of QI (and sensitive) values, and per
+    column without a role the rows holding a value no other row holds; the driver turns
+    the histogram into the report with the same query and kernel as ``kanon_check``.
+
+    Args:
+        sdf: the table.
+        qi: the quasi-identifier columns.
+        sensitive: the sensitive column for l-diversity and t-closeness.
+        t_distance: ``"equal"`` or ``"ordered"`` (default: ordered for numbers and
+            dates); ``"hierarchical"`` is not available on Spark.
+        recursive_l: l of recursive (c,l)-diversity (default: the distinct l).
+        recursive_c: c of recursive (c,l)-diversity to test.
+        risk_threshold: records whose re-identification risk exceeds it are "at risk".
+        identifiers: identifier columns: not reported as identifying.
+        insensitive: columns released unchanged: not reported as identifying.
+
+    Returns:
+        A ``kanon.CheckReport`` (journalist risk and δ-presence, which need a
+        population, are None).
+
+    Raises:
+        ConfigError: unknown columns, an empty ``qi``.
+        InvalidInputError: an argument out of range, ``t_distance="hierarchical"``.
+    """
+    import duckdb
+
+    import kanon
+    from kanon._check import report
+    from kanon._plan import CheckOptions
+
+    f = _spark()
+    columns = list(sdf.columns)
+    if isinstance(qi, str) or not qi:
+        msg = f"qi must be a non-empty list of column names, got {qi!r}"
+        raise ConfigError(msg)
+    declared = [*qi, *([] if sensitive is None else [sensitive])]
+    others = [*_names(identifiers), *_names(insensitive)]
+    for name in [*declared, *others]:
+        if name not in columns:
+            msg = (
+                f"column {name!r} is not a column of the DataFrame; its columns are "
+                f"{', '.join(columns)}"
+            )
+            raise ConfigError(msg)
+    # QIs and the sensitive column: no name twice, none reserved.
+    _roles(declared, qi, (), [] if sensitive is None else [sensitive], ())
+    if t_distance == "hierarchical":
+        msg = "t_distance 'hierarchical' needs a configured hierarchy: not available on Spark"
+        raise InvalidInputError(msg)
+    options = CheckOptions(
+        qi=tuple(qi),
+        sensitive=sensitive,
+        t_distance=t_distance,
+        recursive_l=recursive_l,
+        recursive_c=recursive_c,
+        risk_threshold=risk_threshold,
+    )
+    options.validate()
+    weight = _fresh("kanon_rows", declared)
+    plain = [f"c{i}" for i in range(len(declared))]
+    histogram = (
+        sdf.select(*[_col(f, c).alias(p) for c, p in zip(declared, plain, strict=True)])
+        .groupBy(*plain)
+        .count()
+        .toArrow()
+        .rename_columns([*declared, weight])
+    )
+    options = CheckOptions(**{**options.__dict__, "insensitive": (weight,)})
+    with duckdb.connect() as con:
+        kanon.install(con)
+        con.register("kanon_spark_histogram", histogram)
+        con.execute("CREATE TABLE dataframe AS SELECT * FROM kanon_spark_histogram")
+        found = report(con, "dataframe", options, weight)
+    undeclared = [c for c in columns if c not in declared and c not in others]
+    return replace(found, identifying_columns=_identifying(f, sdf, undeclared))
+
+
+def _names(names: Iterable[str]) -> list[str]:
+    return [names] if isinstance(names, str) else list(names)
+
+
+def _identifying(f: Any, sdf: DataFrame, columns: list[str]) -> tuple[str, ...]:
+    """The columns whose values single out rows.
+
+    kanon's rule: more than 1 % of the rows, and at least 2, hold a value no other row
+    holds.
+    """
+    from kanon._roles import _AT_LEAST, _SHARE
+
+    if not columns:
+        return ()
+    rows = sdf.count()
+    found = []
+    for c in columns:
+        singles = (
+            sdf.where(_col(f, c).isNotNull())
+            .groupBy(_col(f, c).alias("v"))
+            .count()
+            .where(f.col("count") == 1)
+            .count()
+        )
+        if singles > _SHARE * rows and singles >= _AT_LEAST:
+            found.append(c)
+    return tuple(found)
 
 
 def _fresh(stem: str, columns: list[str]) -> str:
