@@ -29,9 +29,10 @@ if TYPE_CHECKING:
 QI = ("q0", "q1", "q2")
 
 
-def _load(con: duckdb.DuckDBPyConnection, name: str, data: dict[str, list[Any]]) -> None:
+def _arrow(data: dict[str, list[Any]]) -> pa.Table:
+    """The generated table with a row id and a name (an identifier)."""
     n = len(data["q0"])
-    arrow = pa.table(
+    return pa.table(
         {
             "rid": pa.array(range(n), pa.int64()),
             "name": pa.array([f"person {i}" for i in range(n)]),
@@ -41,6 +42,10 @@ def _load(con: duckdb.DuckDBPyConnection, name: str, data: dict[str, list[Any]])
             "s": pa.array(data["s"], pa.string()),
         }
     )
+
+
+def _load(con: duckdb.DuckDBPyConnection, name: str, data: dict[str, list[Any]]) -> None:
+    arrow = _arrow(data)
     con.register("__arrow_in", arrow)
     con.execute(f'CREATE OR REPLACE TABLE "{name}" AS SELECT * FROM __arrow_in')
     con.unregister("__arrow_in")

@@ -23,7 +23,7 @@ import kanon
 import kanon.spark
 from kanon.exceptions import ConfigError, HierarchyError, InvalidInputError
 from tests.strategies import tables
-from tests.test_anonymize import _untruthful
+from tests.test_anonymize import _arrow, _untruthful
 from tests.test_mondrian import _untruthful_values
 
 if TYPE_CHECKING:
@@ -59,20 +59,6 @@ def spark() -> Iterator[SparkSession]:
     ).collect()
     yield session
     session.stop()
-
-
-def _arrow(data: dict[str, list[Any]]) -> pa.Table:
-    n = len(data["q0"])
-    return pa.table(
-        {
-            "rid": pa.array(range(n), pa.int64()),
-            "name": pa.array([f"person {i}" for i in range(n)]),
-            "q0": pa.array(data["q0"], pa.int64()),
-            "q1": pa.array(data["q1"], pa.string()),
-            "q2": pa.array(data["q2"], pa.int64()),
-            "s": pa.array(data["s"], pa.string()),
-        }
-    )
 
 
 def _min_class_spark(rel: DataFrame, qi: list[str]) -> int:

@@ -243,6 +243,43 @@ pub(crate) fn check_histogram(
         .ok_or_else(|| invalid("the counts overflow 64 bits".to_owned()))
 }
 
+/// [`check_histogram`] for a greedy local recoding, plus its per-attribute argument
+/// `per` (named `per_name`, one value per attribute) and `k`: at least 1, and at most the
+/// row count unless there are no rows. Returns the row count.
+///
+/// # Errors
+/// As [`check_histogram`]; [`KernelError::LengthMismatch`] for `per`;
+/// [`KernelError::InvalidArgument`] for `k = 0` or fewer than `k` rows (but some).
+pub(crate) fn check_recoding_inputs<T>(
+    kernel: &'static str,
+    tuples: &[u32],
+    m: usize,
+    counts: &[u64],
+    hierarchies: &[Hierarchy],
+    (per_name, per): (&'static str, &[T]),
+    k: u64,
+) -> Result<u64> {
+    let total = check_histogram(kernel, tuples, m, counts, hierarchies)?;
+    let invalid = |message: String| KernelError::InvalidArgument { kernel, message };
+    if per.len() != m {
+        return Err(KernelError::LengthMismatch {
+            kernel,
+            argument: per_name,
+            got: per.len(),
+            expected: m,
+        });
+    }
+    if k == 0 {
+        return Err(invalid("k must be at least 1".to_owned()));
+    }
+    if total > 0 && total < k {
+        return Err(invalid(format!(
+            "the table has {total} rows, fewer than k = {k}"
+        )));
+    }
+    Ok(total)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 
 use crate::cancel;
 use crate::error::{KernelError, Result};
-use crate::hierarchy::{check_histogram, Hierarchy};
+use crate::hierarchy::{check_recoding_inputs, Hierarchy};
 use crate::lattice::group::KeyMap;
 use crate::priority::Recoding;
 
@@ -46,30 +46,22 @@ pub fn iterated(
     k: u64,
 ) -> Result<Recoding> {
     cancel::check(KERNEL)?;
-    let total = check_histogram(KERNEL, tuples, m, counts, hierarchies)?;
+    check_recoding_inputs(
+        KERNEL,
+        tuples,
+        m,
+        counts,
+        hierarchies,
+        ("weights", weights),
+        k,
+    )?;
     let invalid = |message: String| KernelError::InvalidArgument {
         kernel: KERNEL,
         message,
     };
-    if weights.len() != m {
-        return Err(KernelError::LengthMismatch {
-            kernel: KERNEL,
-            argument: "weights",
-            got: weights.len(),
-            expected: m,
-        });
-    }
     if weights.iter().any(|w| !(w.is_finite() && *w >= 0.0)) {
         return Err(invalid(format!(
             "weights must be finite and >= 0, got {weights:?}"
-        )));
-    }
-    if k == 0 {
-        return Err(invalid("k must be at least 1".to_owned()));
-    }
-    if total > 0 && total < k {
-        return Err(invalid(format!(
-            "the table has {total} rows, fewer than k = {k}"
         )));
     }
     let lattice = Lattice::new(hierarchies)

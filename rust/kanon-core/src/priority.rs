@@ -22,7 +22,7 @@ use std::collections::{BinaryHeap, HashMap, HashSet};
 
 use crate::cancel;
 use crate::error::{KernelError, Result};
-use crate::hierarchy::{check_histogram, Hierarchy};
+use crate::hierarchy::{check_recoding_inputs, Hierarchy};
 
 const KERNEL: &str = "priority";
 
@@ -77,27 +77,7 @@ pub fn priority(
     k: u64,
 ) -> Result<Recoding> {
     cancel::check(KERNEL)?;
-    let total = check_histogram(KERNEL, tuples, m, counts, hierarchies)?;
-    let invalid = |message: String| KernelError::InvalidArgument {
-        kernel: KERNEL,
-        message,
-    };
-    if ranks.len() != m {
-        return Err(KernelError::LengthMismatch {
-            kernel: KERNEL,
-            argument: "ranks",
-            got: ranks.len(),
-            expected: m,
-        });
-    }
-    if k == 0 {
-        return Err(invalid("k must be at least 1".to_owned()));
-    }
-    if total > 0 && total < k {
-        return Err(invalid(format!(
-            "the table has {total} rows, fewer than k = {k}"
-        )));
-    }
+    check_recoding_inputs(KERNEL, tuples, m, counts, hierarchies, ("ranks", ranks), k)?;
     // Least important first; ties in attribute order.
     let mut order: Vec<usize> = (0..m).collect();
     order.sort_by_key(|&j| (Reverse(ranks[j]), j));
@@ -113,10 +93,13 @@ pub fn priority(
         state.borrow(joined);
     }
     if !state.unreleased.is_empty() {
-        return Err(invalid(format!(
-            "{} tuples are left unreleased (an internal error)",
-            state.unreleased.len()
-        )));
+        return Err(KernelError::InvalidArgument {
+            kernel: KERNEL,
+            message: format!(
+                "{} tuples are left unreleased (an internal error)",
+                state.unreleased.len()
+            ),
+        });
     }
     Ok(state.finish())
 }
