@@ -125,12 +125,12 @@ def anonymize(
     if rows < k:
         msg = f"the DataFrame has {rows} rows, fewer than k = {k}"
         raise InvalidInputError(msg)
-    part = _fresh("__kanon_part", columns)
+    part = f"{RESERVED_PREFIX}_part"  # no column of sdf starts so (see _roles)
     fraction = min(1.0, SAMPLE_ROWS / rows)
     sample = sdf.select(*[_col(f, c) for c in qi]).sample(fraction=fraction, seed=seed).toArrow()
     target = max(1, round(partition_rows * sample.num_rows / rows))
     _validate_hierarchies(sample, trees)
-    tree = _cuts(sample, list(qi), max(target, 1))
+    tree = _cuts(sample, list(qi), target)
     leaf = _expression(f, tree)
     counted = {r[0]: r[1] for r in sdf.groupBy(leaf.alias(part)).count().collect()}
     merged = _merge(_leaves(tree), counted, k)
@@ -210,6 +210,7 @@ def check(
     if t_distance == "hierarchical":
         msg = "t_distance 'hierarchical' needs a configured hierarchy: not available on Spark"
         raise InvalidInputError(msg)
+    weight = _fresh("kanon_rows", declared)
     options = CheckOptions(
         qi=tuple(qi),
         sensitive=sensitive,
@@ -217,9 +218,9 @@ def check(
         recursive_l=recursive_l,
         recursive_c=recursive_c,
         risk_threshold=risk_threshold,
+        insensitive=(weight,),
     )
     options.validate()
-    weight = _fresh("kanon_rows", declared)
     plain = [f"c{i}" for i in range(len(declared))]
     histogram = (
         sdf.select(*[_col(f, c).alias(p) for c, p in zip(declared, plain, strict=True)])
@@ -228,22 +229,22 @@ def check(
         .toArrow()
         .rename_columns([*declared, weight])
     )
-    options = CheckOptions(**{**options.__dict__, "insensitive": (weight,)})
     with duckdb.connect() as con:
         kanon.install(con)
         con.register("kanon_spark_histogram", histogram)
         con.execute("CREATE TABLE dataframe AS SELECT * FROM kanon_spark_histogram")
         found = report(con, "dataframe", options, weight)
     undeclared = [c for c in columns if c not in declared and c not in others]
-    return replace(found, identifying_columns=_identifying(f, sdf, undeclared))
+    identifying = _identifying(f, sdf, undeclared, found.rows)
+    return replace(found, identifying_columns=identifying)
 
 
 def _names(names: Iterable[str]) -> list[str]:
     return [names] if isinstance(names, str) else list(names)
 
 
-def _identifying(f: Any, sdf: DataFrame, columns: list[str]) -> tuple[str, ...]:
-    """The columns whose values single out rows.
+def _identifying(f: Any, sdf: DataFrame, columns: list[str], rows: int) -> tuple[str, ...]:
+    """The columns whose values single out rows (``sdf`` has ``rows`` rows).
 
     kanon's rule: more than 1 % of the rows, and at least 2, hold a value no other row
     holds.
@@ -252,7 +253,6 @@ def _identifying(f: Any, sdf: DataFrame, columns: list[str]) -> tuple[str, ...]:
 
     if not columns:
         return ()
-    rows = sdf.count()
     found = []
     for c in columns:
         singles = (
@@ -301,7 +301,7 @@ def _roles(
         ("sensitive", sensitive),
         ("insensitive", insensitive),
     ):
-        for name in [names] if isinstance(names, str) else names:
+        for name in _names(names):
             if name not in columns:
                 msg = (
                     f"column {name!r} ({role}) is not a column of the DataFrame; its columns "
@@ -366,7 +366,7 @@ def _validate_hierarchies(sample: pa.Table, trees: Mapping[str, pa.Table]) -> No
 
 def _cuts(sample: pa.Table, qi: list[str], target: int) -> _Cut | int:
     """Mondrian cuts of the sample, leaves numbered in order: parts of ≤ ``target`` rows."""
-    spans = {c: _distinct_sorted(sample.column(c)) for c in qi}
+    distinct = {c: pc.count_distinct(sample.column(c)).as_py() for c in qi}
     counter = [0]
 
     def build(rows: pa.Table) -> _Cut | int:
@@ -375,7 +375,7 @@ def _cuts(sample: pa.Table, qi: list[str], target: int) -> _Cut | int:
             for c in qi:
                 values = _distinct_sorted(rows.column(c))
                 if len(values) > 1:
-                    width = len(values) / max(1, len(spans[c]))
+                    width = len(values) / max(1, distinct[c])
                     ranked.append((-width, qi.index(c), c, values))
             for _, _, c, values in sorted(ranked, key=lambda r: r[:2]):
                 median = _median(rows.column(c), values)

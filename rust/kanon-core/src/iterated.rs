@@ -46,7 +46,7 @@ pub fn iterated(
     k: u64,
 ) -> Result<Recoding> {
     cancel::check(KERNEL)?;
-    check_recoding_inputs(
+    let total = check_recoding_inputs(
         KERNEL,
         tuples,
         m,
@@ -66,7 +66,7 @@ pub fn iterated(
     }
     let lattice = Lattice::new(hierarchies)
         .ok_or_else(|| invalid(format!("the generalization lattice has more than {MAX_NODES} nodes (the product of the hierarchies' heights + 1): use fewer quasi-identifiers or lower hierarchies, or a method without a lattice ('forest', 'mondrian')")))?;
-    let mut state = State::new(tuples, m, counts, hierarchies, k);
+    let mut state = State::new(tuples, m, counts, hierarchies, k, total);
     let mut infeasible = vec![false; lattice.nodes];
     let mut order: Vec<(u64, u32, u32)> = Vec::with_capacity(lattice.nodes);
     let mut levels = vec![0usize; m];
@@ -171,6 +171,7 @@ impl<'a> State<'a> {
         counts: &'a [u64],
         hierarchies: &'a [Hierarchy],
         k: u64,
+        total: u64,
     ) -> Self {
         let mut label_rows: Vec<Vec<HashMap<u32, u64>>> = hierarchies
             .iter()
@@ -191,7 +192,7 @@ impl<'a> State<'a> {
             hierarchies,
             k,
             unreleased: (0..counts.len()).filter(|&t| counts[t] > 0).collect(),
-            unreleased_rows: counts.iter().sum(),
+            unreleased_rows: total,
             label_rows,
             group_of: vec![u32::MAX; counts.len()],
             levels: Vec::new(),
@@ -357,9 +358,9 @@ impl<'a> State<'a> {
                     })
                     .unwrap_or(h.height());
                 let height = h.height().max(1) as f64;
-                let left: u64 = self.unreleased.iter().map(|&t| self.counts[t]).sum();
+                let left = self.unreleased_rows as f64;
                 cost += weights[j]
-                    * ((self.rows[g] as f64) * (level - from) as f64 + left as f64 * level as f64)
+                    * ((self.rows[g] as f64) * (level - from) as f64 + left * level as f64)
                     / height;
                 raised.push(level as u32);
             }
