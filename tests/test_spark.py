@@ -11,6 +11,10 @@ the merging of parts below k.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -22,43 +26,18 @@ from hypothesis import strategies as st
 import kanon
 import kanon.spark
 from kanon.exceptions import ConfigError, HierarchyError, InvalidInputError
+from tests import spark_session
 from tests.strategies import tables
 from tests.test_anonymize import _arrow, _untruthful
 from tests.test_mondrian import _untruthful_values
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
     from pyspark.sql import DataFrame, SparkSession
 
 QI = ["q0", "q1", "q2"]
 
 
-@pytest.fixture(scope="module")
-def spark() -> Iterator[SparkSession]:
-    from pyspark.sql import SparkSession
-
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("kanon-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "4")
-        .config("spark.sql.session.timeZone", "UTC")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    # A first release before the tests: its first run raises the recursion limit, which
-    # hypothesis would report if it happened inside a property test.
-    warm = session.createDataFrame(pa.table({"a": [1, 1, 2, 2], "b": ["x", "x", "y", "y"]}))
-    kanon.spark.anonymize(
-        warm,
-        2,
-        ["a"],
-        hierarchies={"a": pa.table({"v": [1, 2], "l": ["*", "*"]})},
-        insensitive=["b"],
-    ).collect()
-    yield session
-    session.stop()
+spark = spark_session.spark  # the session fixture: one local[2] SparkSession
 
 
 def _min_class_spark(rel: DataFrame, qi: list[str]) -> int:
@@ -122,6 +101,55 @@ def test_release_is_k_anonymous_truthful_and_complete(
     for column in ("q0", "q2"):
         assert _untruthful_values(con, "t", "rel", column, True) == [], column
     con.close()
+
+
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    data=tables(max_rows=40),
+    k_seed=st.integers(1, 1000),
+    suppression=st.sampled_from([0.0, 0.2]),
+    drop=st.booleans(),
+)
+def test_optimal_is_duckdbs_release(
+    spark: SparkSession, data: dict[str, list[Any]], k_seed: int, suppression: float, drop: bool
+) -> None:
+    """The histogram's search and the Spark SQL view give kanon(method := 'optimal')'s rows."""
+    source = _arrow(data)
+    k = 1 + k_seed % source.num_rows
+    con = kanon.install(duckdb.connect())
+    con.register("src_view", source)
+    con.execute("CREATE TABLE t AS SELECT * FROM src_view")
+    kanon.configure(
+        con, "t", qi=dict.fromkeys(QI), identifiers=["name"], sensitive=["s"], insensitive=["rid"]
+    )
+    options: dict[str, Any] = {
+        "method": "optimal",
+        "max_suppression": suppression,
+        "drop_suppressed": drop,
+    }
+    sdf = spark.createDataFrame(source)
+    roles: dict[str, Any] = {"identifiers": ["name"], "sensitive": ["s"], "insensitive": ["rid"]}
+    try:
+        expected = kanon.anonymize("t", k, con=con, **options).fetchall()
+    except InvalidInputError as err:
+        expected, refused = [], str(err)
+    else:
+        refused = ""
+    finally:
+        con.close()
+    if refused:
+        assert "no generalization satisfies" in refused
+        with pytest.raises(InvalidInputError, match="no generalization satisfies"):
+            kanon.spark.anonymize(sdf, k, QI, **roles, **options)
+        return
+    rel = kanon.spark.anonymize(sdf, k, QI, **roles, **options)
+    assert rel.columns == source.column_names
+    rows = [tuple(r) for r in rel.collect()]
+    assert sorted(map(repr, rows)) == sorted(map(repr, expected))
+    if rows:
+        assert _min_class_spark(rel, QI) >= k
 
 
 def test_parts_are_cut_and_merged(spark: SparkSession) -> None:
@@ -191,9 +219,24 @@ def test_bad_input_is_a_clear_error(spark: SparkSession) -> None:
         ({"qi": ["a", "b"], "insensitive": ["id"], "k": 0}, InvalidInputError, "k must be"),
         ({"qi": ["a", "b"], "insensitive": ["id"], "k": 21}, InvalidInputError, "fewer than"),
         (
-            {"qi": ["a", "b"], "insensitive": ["id"], "method": "optimal"},
+            {"qi": ["a", "b"], "insensitive": ["id"], "method": "datafly"},
             InvalidInputError,
-            "local methods",
+            "local methods.*and 'optimal'",
+        ),
+        (
+            {"qi": ["a"], "sensitive": ["b"], "insensitive": ["id"], "method": "optimal", "l": 2},
+            InvalidInputError,
+            "l-diversity, t-closeness and δ-presence are not expressed",
+        ),
+        (
+            {
+                "qi": ["a", "b"],
+                "insensitive": ["id"],
+                "method": "optimal",
+                "hierarchies": {"a": pa.table({"v": [0, 1], "l": ["*", "*"]})},
+            },
+            HierarchyError,
+            r"hierarchies\['a'\] does not fit the DataFrame.*does not cover 2 value",
         ),
         (
             {"qi": ["a", "b"], "insensitive": ["id"], "partition_rows": 0},
@@ -290,3 +333,52 @@ def test_check_errors(spark: SparkSession) -> None:
         kanon.spark.check(sdf, ["a"], risk_threshold=2.0)
     report = kanon.spark.check(sdf, ["a"], "b")
     assert (report.k, report.rows, report.identifying_columns) == (5, 10, ("id",))
+
+
+CONNECT = """
+import duckdb, pyarrow as pa
+from pyspark.sql import SparkSession, functions as f
+import kanon, kanon.spark
+
+spark = SparkSession.builder.remote("local[2]").getOrCreate()
+assert type(spark).__module__.startswith("pyspark.sql.connect"), type(spark)
+con = duckdb.connect()
+source = con.sql(
+    "SELECT i AS id, 20 + (i * 7) % 60 AS age, "
+    "CASE WHEN i % 10 = 0 THEN NULL ELSE 'z' || (i * 13) % 9 END AS \\"we`ird\\", "
+    "i % 4 AS dx FROM range(300) r(i)"
+).to_arrow_table()
+con.register("source", source.select(["age", "we`ird"]).rename_columns(["age", "w"]))
+sdf = spark.createDataFrame(source)
+qi = ["age", "we`ird"]
+for method in ("mondrian", "forest", "optimal"):
+    rel = kanon.spark.anonymize(
+        sdf, 5, qi, method=method, identifiers=["id"], insensitive=["dx"], partition_rows=100
+    )
+    counts = rel.toDF("id", "age", "w", "dx").groupBy("age", "w").count()
+    ((rows, smallest),) = counts.agg(f.sum("count"), f.min("count")).collect()
+    assert (rows, smallest >= 5) == (300, True), (method, rows, smallest)
+report = kanon.spark.check(sdf, qi, identifiers=["id"], insensitive=["dx"])
+expected = con.sql(
+    "SELECT count(*), min(n) FROM (SELECT count(*) AS n FROM source GROUP BY age, w)"
+).fetchall()
+assert [(report.classes, report.k)] == expected, (report, expected)
+spark.stop()
+print("connect ok")
+"""
+
+
+def test_runs_under_spark_connect() -> None:
+    """Every path (parts, optimal, check) under a local Spark Connect server."""
+    package = str(Path(kanon.__file__).resolve().parent.parent)
+    path = os.pathsep.join([package, os.environ.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [sys.executable, "-c", CONNECT],
+        env={**os.environ, "PYTHONPATH": path},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().endswith("connect ok")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from kanon._catalog import configured_full, resolve_table
 from kanon._models import ResolvedModels, population_table, resolve_models
 from kanon._roles import identifying_columns, refuse_identifying, resolve_roles
+from kanon._sql import ident
 from kanon.exceptions import InvalidInputError
 from kanon.planner.hierarchies import (
     QuasiIdentifier,
@@ -40,7 +41,8 @@ class AnonymizePlan:
     """The SQL of an anonymization and what it resolved."""
 
     sql: str
-    assignment_sql: str  # every source column, "__kanon_grp" and "__kanon_lvl" per row
+    # Every source column, "__kanon_grp", "__kanon_lvl" and "__kanon_label{j}" per row.
+    assignment_sql: str
     table: Table
     qis: tuple[QuasiIdentifier, ...]
     identifiers: tuple[str, ...]
@@ -55,6 +57,7 @@ def plan_anonymize(
     *,
     check_values: bool = True,
     check_undeclared: bool = True,
+    weight: str | None = None,
 ) -> AnonymizePlan:
     """Return the SQL of ``kanon(tbl, k, ...)``: the anonymized rows of ``tbl``.
 
@@ -65,6 +68,8 @@ def plan_anonymize(
     returned SQL names the first it meets when it runs, and stops. With
     ``check_undeclared`` (not for searches, which release no rows) an undeclared column
     whose values single out rows stops the plan, unless ``options.keep_undeclared``.
+    With ``weight`` (a column of ``tbl``), each row counts as that many rows (a
+    histogram: only the optimal search takes it, see ``kanon._portable_view``).
     """
     options.validate()
     table = resolve_table(con, tbl)
@@ -89,7 +94,8 @@ def plan_anonymize(
         con, table, qis, options.models, [(c, r, h, w) for c, r, h, w, _ in config], population
     )
     identifiers = roles.identifiers
-    rows = int(con.execute(f"SELECT count(*) FROM {table.sql}").fetchall()[0][0])
+    counted = "count(*)" if weight is None else f"coalesce(sum({ident(weight)}), 0)"
+    rows = int(con.execute(f"SELECT {counted} FROM {table.sql}").fetchall()[0][0])
     if options.k > rows:
         msg = f"k = {options.k} exceeds the number of rows of table {table.name!r} ({rows})"
         raise InvalidInputError(msg)

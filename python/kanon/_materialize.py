@@ -1,21 +1,22 @@
 """``kanon.materialize`` and ``kanon.refresh``: stored releases as plain SQL views.
 
-``materialize(con, 'patients', k=5, name='patients_k5')`` creates, in the database:
+``materialize(con, 'patients', k=5, name='patients_k5')`` (a local recoding) creates:
 
 * ``patients_k5__kanon_rows``: every source row (all its columns), its copy number
   among identical rows and its group;
-* ``patients_k5__kanon_groups``: every group and its level per quasi-identifier;
-* ``patients_k5__kanon_h{j}``: a snapshot of each quasi-identifier's hierarchy as a
-  lookup table (value as text → labels by level);
-* ``patients_k5__kanon_meta``: the source, k and the quasi-identifiers;
-* the view ``patients_k5``: the source joined to its group and labels. It is plain SQL
-  (joins, ``CASE``, list indexing), so it works from any connection to the database
-  without kanon installed.
+* ``patients_k5__kanon_labels``: every group's released label per quasi-identifier;
+* for the forest, which :func:`refresh` extends: ``patients_k5__kanon_groups`` (every
+  group's level per quasi-identifier) and ``patients_k5__kanon_h{j}`` (a snapshot of
+  each quasi-identifier's hierarchy: value as text → labels by level);
+* ``patients_k5__kanon_meta``: the source, k, the quasi-identifiers, the objects;
+* the view ``patients_k5``: the source joined to its rows' groups' labels. It is
+  portable SQL (joins and a window count), so it works from any connection to the
+  database without kanon installed, and :func:`kanon.to_sql` writes it for others.
 
 Rows are matched by content: a row added to the source is not in the view until
 :func:`refresh` places it; a row deleted from the source leaves the view, and a group
-left with fewer than k rows is withheld (``QUALIFY``) until :func:`refresh` re-places
-its rows. The view is therefore k-anonymous at all times.
+left with fewer than k rows is withheld until :func:`refresh` re-places its rows. The
+view is therefore k-anonymous at all times.
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ from kanon.exceptions import ConfigError, HierarchyError, InvalidInputError
 from kanon.hierarchy.base import ROOT, value_text
 from kanon.hierarchy.numbers import default_outside, default_select
 from kanon.planner.hierarchies import hierarchy_select
+from kanon.planner.local import label_column
+from kanon.planner.options import LOCAL_METHODS
+from kanon.planner.sql import internal
 
 if TYPE_CHECKING:
     import duckdb
@@ -65,57 +69,96 @@ class Refreshed:
 
 
 def _names(name: str) -> dict[str, str]:
-    return {part: helper(name, part) for part in ("rows", "groups", "meta")}
+    return {part: helper(name, part) for part in ("rows", "groups", "labels", "meta")}
 
 
-def _match(left: str, right: str, columns: list[str]) -> str:
-    """Row identity: every column equal (NULLs too) and the same copy number."""
-    same = [f"{left}.{c} IS NOT DISTINCT FROM {right}.{c}" for c in columns]
+def _match(left: str, right: str, columns: list[str], nullable: set[str] | None = None) -> str:
+    """Row identity: every column equal (NULLs too) and the same copy number.
+
+    Columns outside ``nullable`` (when given) hold no NULL on the ``right`` side and are
+    compared with ``=``, which every database can hash-join on.
+    """
+    same = [
+        f"{left}.{c} IS NOT DISTINCT FROM {right}.{c}"
+        if nullable is None or c in nullable
+        else f"{left}.{c} = {right}.{c}"
+        for c in columns
+    ]
     same.append(f'{left}."__kanon_copy" = {right}."__kanon_copy"')
     return " AND ".join(same)
 
 
-def _numbered(source_sql: str, columns: list[str]) -> str:
-    """The source with a copy number per row among identical rows."""
+def _copy_number(columns: list[str]) -> str:
+    """A row's copy number among identical rows (Spark wants an ordered window)."""
     return (
-        f'SELECT s.*, row_number() OVER (PARTITION BY {", ".join(columns)}) AS "__kanon_copy" '
-        f"FROM {source_sql} s"
+        f"row_number() OVER (PARTITION BY {', '.join(columns)} ORDER BY {columns[0]}) "
+        'AS "__kanon_copy"'
     )
 
 
-def _local_view_sql(name: str, source: Table, meta: dict[str, Any]) -> str:
-    """The SQL of the view of a local release: the source joined to its stored groups."""
+def _numbered(source_sql: str, columns: list[str]) -> str:
+    """The source with a copy number per row among identical rows."""
+    return f"SELECT s.*, {_copy_number(columns)} FROM {source_sql} s"
+
+
+def _local_view_sql(
+    con: duckdb.DuckDBPyConnection, name: str, source: Table, meta: dict[str, Any]
+) -> str:
+    """The SQL of the view of a local release: the source joined to its rows' groups' labels.
+
+    Portable SQL (joins and a window count in a subquery), so that :func:`kanon.to_sql`
+    carries it to other databases; a group below k is left out.
+    """
     names = _names(name)
+    rows_t = ident(names["rows"])
     columns = [ident(c.name) for c in source.columns]
+    found = con.execute(
+        "SELECT " + ", ".join(f"bool_or({c} IS NULL)" for c in columns) + f" FROM {rows_t}"
+    ).fetchall()[0]
+    nullable = {c for c, has in zip(columns, found, strict=True) if has}
     qi = list(meta["qi"])
-    heights = list(meta["heights"])
     identifiers = set(meta["identifiers"])
-    joins = [
-        f"JOIN {ident(names['rows'])} a ON {_match('s', 'a', columns)}",
-        f'JOIN {ident(names["groups"])} g ON g."__kanon_grp" = a."__kanon_grp"',
-    ]
-    for j, (col, typ) in enumerate(zip(qi, meta["types"], strict=True)):
-        joins.append(
-            f"LEFT JOIN {ident(helper(name, f'h{j}'))} h{j} "
-            f"ON {value_text(f's.{ident(col)}', typ)} = h{j}.k"
-        )
+    size = ident(internal("group_size"))
+    inner = [f"s.{ident(c.name)}" for c in source.columns if c.name not in (*qi, *identifiers)]
+    inner += [f"l.{label_column(j)}" for j in range(len(qi))]
+    inner.append(f'count(*) OVER (PARTITION BY a."__kanon_grp") AS {size}')
     out = []
     for c in source.columns:
         if c.name in qi:
-            j = qi.index(c.name)
-            lvl = f'g."__kanon_lvl"[{j + 1}]'
-            out.append(
-                f"CASE WHEN {lvl} = {heights[j]} THEN {literal(ROOT)} "
-                f"ELSE h{j}.labels[{lvl} + 1] END AS {ident(c.name)}"
-            )
+            out.append(f"t.{label_column(qi.index(c.name))} AS {ident(c.name)}")
         elif c.name in identifiers:
             out.append(f"{literal(ROOT)} AS {ident(c.name)}")
         else:
-            out.append(f"s.{ident(c.name)}")
+            out.append(f"t.{ident(c.name)}")
     return (
-        f"SELECT {', '.join(out)} FROM ({_numbered(source.sql, columns)}) s "
+        f"SELECT {', '.join(out)} FROM (SELECT {', '.join(inner)} "
+        f"FROM ({_numbered(source.sql, columns)}) s "
+        f"JOIN {rows_t} a ON {_match('s', 'a', columns, nullable)} "
+        f'JOIN {ident(names["labels"])} l ON l."__kanon_grp" = a."__kanon_grp") t '
+        f"WHERE t.{size} >= {int(meta['k'])}"
+    )
+
+
+def _snapshot_labels_sql(name: str, meta: dict[str, Any]) -> str:
+    """Every group's label per QI, from its levels and the hierarchy snapshots (forest)."""
+    names = _names(name)
+    heights = [int(h) for h in meta["heights"]]
+    joins, labels = [], []
+    for j, (col, typ) in enumerate(zip(meta["qi"], meta["types"], strict=True)):
+        joins.append(
+            f"LEFT JOIN {ident(helper(name, f'h{j}'))} h{j} "
+            f"ON {value_text(f'a.{ident(col)}', typ)} = h{j}.k"
+        )
+        lvl = f'g."__kanon_lvl"[{j + 1}]'
+        labels.append(
+            f"min(CASE WHEN {lvl} = {heights[j]} THEN {literal(ROOT)} "
+            f"ELSE h{j}.labels[{lvl} + 1] END) AS {label_column(j)}"
+        )
+    return (
+        f'SELECT a."__kanon_grp", {", ".join(labels)} FROM {ident(names["rows"])} a '
+        f'JOIN {ident(names["groups"])} g ON g."__kanon_grp" = a."__kanon_grp" '
         + " ".join(joins)
-        + f' QUALIFY count(*) OVER (PARTITION BY a."__kanon_grp") >= {int(meta["k"])}'
+        + ' GROUP BY a."__kanon_grp"'
     )
 
 
@@ -129,11 +172,13 @@ def materialize(
 ) -> str:
     """Store a k-anonymous release of ``table`` and expose it as the plain SQL view ``name``.
 
-    With ``method="forest"`` (local recoding) the view joins the source to the stored
-    group of every row (see the module docs; :func:`refresh` places new rows). With
-    ``method="optimal"`` (global recoding) the release is a transformation and the view
-    re-applies it to the source with portable SQL that :func:`kanon.to_sql` carries to
-    other databases (see ``kanon._portable_view``).
+    With a local recoding (``method`` ``"forest"``, the default, ``"forest_paper"``,
+    ``"mondrian"``, ``"priority"`` or ``"iterated"``) the view joins the source to the
+    stored group of every row and its labels (see the module docs; :func:`refresh`
+    places new rows of forest releases). With ``method="optimal"`` (global recoding)
+    the release is a transformation and the view re-applies it to the source (see
+    ``kanon._portable_view``). Both views are portable SQL: :func:`kanon.to_sql` writes
+    them for other databases, with their tables as Parquet.
 
     Args:
         con: the connection (the tables and the view are created in its database).
@@ -141,9 +186,9 @@ def materialize(
         k: the smallest class size.
         name: the view to create (replaced if it is a view).
         qi: quasi-identifier columns (default: those configured for the table).
-        **options: as :func:`kanon.explain`, with ``method`` ``"forest"`` (default) or
-            ``"optimal"``; the forest's ``labels``, ``block_size`` and ``effort`` are
-            not stored (the view reproduces the default forest).
+        **options: as :func:`kanon.explain`; with ``method="forest"`` the forest's
+            ``labels``, ``block_size`` and ``effort`` are not taken (:func:`refresh`
+            places rows as the default forest does).
 
     Returns:
         ``name``.
@@ -152,17 +197,21 @@ def materialize(
         ConfigError, HierarchyError, InvalidInputError: as :func:`kanon.anonymize`, or a
             table (not a view) of that name exists.
     """
-    unstored = sorted({"labels", "block_size", "effort"} & options.keys())
-    if unstored:
-        msg = f"materialize does not take {', '.join(unstored)}: the view stores the default forest"
-        raise InvalidInputError(msg)
     plan_options = AnonymizeOptions.of(k, qi, keywords("kanon.materialize", "kanon", options))
     method = plan_options.method
     if method == "optimal":
         materialize_global(con, table, name, plan_options)
         return name
-    if method != "forest":
-        msg = f"materialize supports method 'forest' or 'optimal', got {method!r}"
+    if method not in LOCAL_METHODS:
+        allowed = ", ".join(repr(m) for m in (*LOCAL_METHODS, "optimal"))
+        msg = f"materialize supports method {allowed}, got {method!r}"
+        raise InvalidInputError(msg)
+    unstored = sorted({"labels", "block_size", "effort"} & options.keys())
+    if method == "forest" and unstored:
+        msg = (
+            f"materialize does not take {', '.join(unstored)} with method 'forest': "
+            "refresh places new rows as the default forest does"
+        )
         raise InvalidInputError(msg)
     install_kernels(con)
     plan = plan_anonymize(con, table, plan_options)
@@ -170,12 +219,13 @@ def materialize(
     check_view_name(con, name, source)
     names = _names(name)
     columns = [ident(c.name) for c in source.columns]
-    objects = [name, *names.values(), *(helper(name, f"h{j}") for j in range(len(plan.qis)))]
+    snapshots = [helper(name, f"h{j}") for j in range(len(plan.qis))] if method == "forest" else []
+    objects = [name, *names.values(), *snapshots]
     owned = claim(con, name, objects)
     assign = temp_name("assign")
     meta = {
         "source": source.name,
-        "method": "forest",
+        "method": method,
         "objects": objects,
         "k": k,
         "qi": [q.column.name for q in plan.qis],
@@ -186,37 +236,52 @@ def materialize(
         "identifiers": list(plan.identifiers),
         "columns": [[c.name, c.type] for c in source.columns],
     }
+    labels = ", ".join(label_column(j) for j in range(len(plan.qis)))
     con.execute("BEGIN TRANSACTION")
     try:
         drop_stale(con, owned, objects)
         con.execute(f"CREATE TEMP TABLE {assign} AS {plan.assignment_sql}")
         con.execute(
             f"CREATE OR REPLACE TABLE {ident(names['rows'])} AS SELECT {', '.join(columns)}, "
-            f'row_number() OVER (PARTITION BY {", ".join(columns)}) AS "__kanon_copy", '
-            f'"__kanon_grp" FROM {assign}'
+            f"{_copy_number(columns)}, "
+            f'CAST("__kanon_grp" AS BIGINT) AS "__kanon_grp" FROM {assign}'
         )
         con.execute(
             f"CREATE OR REPLACE TABLE {ident(names['groups'])} AS "
-            f'SELECT DISTINCT "__kanon_grp", "__kanon_lvl" FROM {assign}'
+            f'SELECT DISTINCT CAST("__kanon_grp" AS BIGINT) AS "__kanon_grp", "__kanon_lvl" '
+            f"FROM {assign}"
+        )
+        # A group's rows share their labels: one row per group.
+        con.execute(
+            f"CREATE OR REPLACE TABLE {ident(names['labels'])} AS "
+            f'SELECT DISTINCT CAST("__kanon_grp" AS BIGINT) AS "__kanon_grp", {labels} '
+            f"FROM {assign}"
         )
         con.execute(f"DROP TABLE {assign}")
-        for j, q in enumerate(plan.qis):
-            labels = ", ".join(["k"] + [f"l{i}" for i in range(1, q.height + 1)])
+        for j, q in enumerate(plan.qis[: len(snapshots)]):
+            levels = ", ".join(["k"] + [f"l{i}" for i in range(1, q.height + 1)])
             con.execute(
-                f"CREATE OR REPLACE TABLE {ident(helper(name, f'h{j}'))} AS "
-                f"SELECT k, [{labels}] AS labels FROM ({hierarchy_select(q)})"
+                f"CREATE OR REPLACE TABLE {ident(snapshots[j])} AS "
+                f"SELECT k, [{levels}] AS labels FROM ({hierarchy_select(q)})"
             )
         con.execute(
             f"CREATE OR REPLACE TABLE {ident(names['meta'])} AS SELECT ? AS meta",
             [json.dumps(meta)],
         )
-        view = _local_view_sql(name, source, meta)
-        con.execute(f"CREATE OR REPLACE VIEW {ident(name)} AS {view}")
+        _create_view(con, name, source, meta)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
     return name
+
+
+def _create_view(
+    con: duckdb.DuckDBPyConnection, name: str, source: Table, meta: dict[str, Any]
+) -> None:
+    con.execute(
+        f"CREATE OR REPLACE VIEW {ident(name)} AS {_local_view_sql(con, name, source, meta)}"
+    )
 
 
 def _read_meta(con: duckdb.DuckDBPyConnection, name: str) -> dict[str, Any]:
@@ -230,13 +295,26 @@ def _read_meta(con: duckdb.DuckDBPyConnection, name: str) -> dict[str, Any]:
             f"{helper(name, 'meta')!r} holding its description)"
         )
         raise ConfigError(msg)
-    if meta.get("method", "forest") != "forest" or "columns" not in meta:
+    method = meta.get("method")
+    if method == "optimal":
         msg = (
-            f"release {name!r} was made with method {meta.get('method')!r} (global "
-            "recoding: its view applies the transformation to every source row as it is "
-            "read); refresh places new rows of local recodings (method 'forest') only"
+            f"release {name!r} was made with method 'optimal' (global recoding: its view "
+            "applies the transformation to every source row as it is read); refresh places "
+            "new rows of forest releases only"
         )
         raise InvalidInputError(msg)
+    if method != "forest":
+        msg = (
+            f"release {name!r} was made with method {method!r}; refresh places new rows "
+            "of forest releases only: materialize it again to release the new rows"
+        )
+        raise InvalidInputError(msg)
+    if helper(name, "labels") not in meta.get("objects", []):
+        msg = (
+            f"release {name!r} was stored by an older kanon without its labels table; "
+            "materialize it again"
+        )
+        raise ConfigError(msg)
     return meta
 
 
@@ -344,14 +422,16 @@ def refresh(con: duckdb.DuckDBPyConnection, name: str) -> Refreshed:
         )
         raise ConfigError(msg)
     names = _names(name)
-    rows_t, groups_t = ident(names["rows"]), ident(names["groups"])
+    rows_t, groups_t, labels_t = (ident(names[p]) for p in ("rows", "groups", "labels"))
     columns = [ident(c.name) for c in source.columns]
     k = int(meta["k"])
     qi = [ident(c) for c in meta["qi"]]
     heights = [int(h) for h in meta["heights"]]
     con.execute("BEGIN TRANSACTION")
     try:
-        report = _refresh(con, name, meta, source, rows_t, groups_t, columns, qi, heights, k)
+        report = _refresh(
+            con, name, meta, source, (rows_t, groups_t, labels_t), columns, qi, heights, k
+        )
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
@@ -364,13 +444,13 @@ def _refresh(
     name: str,
     meta: dict[str, Any],
     source: Table,
-    rows_t: str,
-    groups_t: str,
+    tables: tuple[str, str, str],
     columns: list[str],
     qi: list[str],
     heights: list[int],
     k: int,
 ) -> Refreshed:
+    rows_t, groups_t, labels_t = tables
     src, new_t = temp_name("src"), temp_name("new")
     codes = [temp_name(f"c{j}") for j in range(len(qi))]
     con.execute(f"CREATE TEMP TABLE {src} AS {_numbered(source.sql, columns)}")
@@ -390,11 +470,13 @@ def _refresh(
     con.execute(f"DROP TABLE {src}")
     added = con.execute(f"SELECT count(*) FROM {new_t}").fetchall()[0][0]
     if added == 0:
-        con.execute(
-            f'DELETE FROM {groups_t} WHERE "__kanon_grp" NOT IN '
-            f'(SELECT "__kanon_grp" FROM {rows_t})'
-        )
+        for table in (groups_t, labels_t):
+            con.execute(
+                f'DELETE FROM {table} WHERE "__kanon_grp" NOT IN '
+                f'(SELECT "__kanon_grp" FROM {rows_t})'
+            )
         con.execute(f"DROP TABLE {new_t}")
+        _create_view(con, name, source, meta)
         return Refreshed(0, int(removed), 0, 0, 0)
     m = len(qi)
     for j in range(m):
@@ -485,6 +567,9 @@ def _refresh(
     con.execute(
         f'DELETE FROM {groups_t} WHERE "__kanon_grp" NOT IN (SELECT "__kanon_grp" FROM {rows_t})'
     )
+    con.execute(f"DELETE FROM {labels_t}")
+    con.execute(f"INSERT INTO {labels_t} {_snapshot_labels_sql(name, meta)}")
+    _create_view(con, name, source, meta)
     con.execute(f"DROP TABLE {new_t}")
     for table in codes:
         con.execute(f"DROP TABLE {table}")

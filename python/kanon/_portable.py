@@ -6,22 +6,32 @@ and comparisons. :func:`to_sql` reads such a view from DuckDB's catalog and writ
 ``CREATE VIEW`` statement in another dialect with sqlglot, refusing the DuckDB-only
 constructs that sqlglot would pass through as text the target cannot run (or would
 rewrite into something that means another thing).
+
+Releases stored by ``kanon.materialize`` (local and global) are such views; with
+``directory`` the tables they read besides the source are written there as Parquet, so
+that the release can be loaded where the view is created.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel, ParseError, UnsupportedError
 
+from kanon._owned import read_meta
+from kanon._sql import ident, literal
 from kanon.exceptions import ConfigError, InvalidInputError
 
 if TYPE_CHECKING:
+    import os
+
     import duckdb
 
-__all__ = ["DIALECTS", "to_sql"]
+__all__ = ["DIALECTS", "query_sql", "to_sql"]
 
 DIALECTS = ("postgres", "snowflake", "bigquery", "spark", "duckdb")
 
@@ -34,8 +44,16 @@ _NO_QUALIFY = frozenset({"postgres", "spark"})
 # ``count()`` (window); sqlglot passes both through, and no other database accepts them.
 _COUNT_STAR = "count_star"
 
+# Characters a file name cannot hold on some system, percent-encoded in exported names.
+_UNSAFE = frozenset('/\\:*?"<>|%')
 
-def to_sql(con: duckdb.DuckDBPyConnection, name: str, dialect: str = "postgres") -> str:
+
+def to_sql(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    dialect: str = "postgres",
+    directory: str | os.PathLike[str] | None = None,
+) -> str:
     """Return the ``CREATE VIEW`` statement of the DuckDB view ``name`` in ``dialect``.
 
     The definition is read from ``duckdb_views()`` (the view named exactly ``name``, as
@@ -66,12 +84,22 @@ def to_sql(con: duckdb.DuckDBPyConnection, name: str, dialect: str = "postgres")
 
     Anything else sqlglot itself reports as unsupported by the target is refused too.
 
+    With ``directory``, ``name`` must be a release made by ``kanon.materialize``: every
+    table of the release that the view reads (a local release's rows with their group
+    and its groups' labels; a global release's lookup tables) is written there as
+    ``<table name>.parquet`` (the name percent-encoded where a file name cannot hold
+    it), and the statement as ``<view name>.sql``. Load each file as the table of that
+    name next to the source, then run the statement. The rows file of a local release
+    holds every source row, identifiers included: it is as sensitive as the source.
+
     Args:
         con: The DuckDB connection whose catalog holds the view.
         name: The view's name, exactly as DuckDB stores it (case-sensitive,
             unqualified).
         dialect: The target: ``"postgres"``, ``"snowflake"``, ``"bigquery"``,
             ``"spark"`` or ``"duckdb"``.
+        directory: Where to write the release's tables and statement (created if
+            missing; files already there are not replaced).
 
     Returns:
         One ``CREATE VIEW ... AS ...`` statement, without a trailing semicolon.
@@ -82,7 +110,8 @@ def to_sql(con: duckdb.DuckDBPyConnection, name: str, dialect: str = "postgres")
             uses a construct listed above (the message names each one), or its
             stored SQL is not a single ``CREATE VIEW`` statement sqlglot can read.
         ConfigError: No view named ``name`` exists, or several exist outside the
-            current schema.
+            current schema; with ``directory``, ``name`` is not a release of
+            ``kanon.materialize`` or one of the files exists.
 
     Examples:
         >>> import duckdb, kanon
@@ -103,6 +132,20 @@ def to_sql(con: duckdb.DuckDBPyConnection, name: str, dialect: str = "postgres")
         msg = f"dialect must be one of {allowed}, got {dialect!r}"
         raise InvalidInputError(msg)
     tree = _parse(name, _stored_definition(con, name)).transform(_count_star)
+    sql = _written(name, tree, dialect)
+    if directory is not None:
+        _export(con, name, tree, Path(directory), sql)
+    return sql
+
+
+def query_sql(query: str, dialect: str) -> str:
+    """A DuckDB ``SELECT`` written for ``dialect``, with :func:`to_sql`'s checks."""
+    create = _parse("release", f"CREATE VIEW release AS {query}").transform(_count_star)
+    return _written("release", create.expression, dialect)
+
+
+def _written(name: str, tree: exp.Expr, dialect: str) -> str:
+    """``tree`` (parsed DuckDB SQL of view ``name``) in ``dialect``, refusing DuckDB-only SQL."""
     if dialect != "duckdb":
         found = _duckdb_only(tree, dialect)
         if found:
@@ -116,6 +159,42 @@ def to_sql(con: duckdb.DuckDBPyConnection, name: str, dialect: str = "postgres")
     except UnsupportedError as err:
         msg = f"view {name!r} cannot be written for {dialect}: {err}"
         raise InvalidInputError(msg) from err
+
+
+def _file(folder: Path, name: str, suffix: str) -> Path:
+    """``folder/<name><suffix>``, percent-encoding what a file name cannot hold."""
+    text = "".join(
+        quote(ch, safe="") if ch in _UNSAFE or not ch.isprintable() else ch for ch in name
+    )
+    if text.startswith("."):
+        text = "%2E" + text[1:]
+    return folder / f"{text}{suffix}"
+
+
+def _export(
+    con: duckdb.DuckDBPyConnection, name: str, tree: exp.Expr, folder: Path, sql: str
+) -> None:
+    """Write the release's tables the view reads as Parquet, and its statement, to ``folder``."""
+    meta = read_meta(con, name)
+    if meta is None:
+        msg = (
+            f"view {name!r} is not a release made by kanon.materialize: only a release's "
+            "tables can be exported with directory=; call to_sql without it"
+        )
+        raise ConfigError(msg)
+    owned = set(meta.get("objects", []))
+    query = tree.expression if isinstance(tree, exp.Create) else tree  # not the view's name
+    tables = sorted({t.name for t in query.find_all(exp.Table)} & owned)
+    files = [(t, _file(folder, t, ".parquet")) for t in tables]
+    files.append((name, _file(folder, name, ".sql")))
+    taken = [str(path) for _, path in files if path.exists()]
+    if taken:
+        msg = f"{', '.join(taken)} exist(s); kanon does not replace files: remove them first"
+        raise ConfigError(msg)
+    folder.mkdir(parents=True, exist_ok=True)
+    for table, path in files[:-1]:
+        con.execute(f"COPY (SELECT * FROM {ident(table)}) TO {literal(str(path))} (FORMAT parquet)")
+    files[-1][1].write_text(sql + ";\n", encoding="utf-8")
 
 
 def _stored_definition(con: duckdb.DuckDBPyConnection, name: str) -> str:

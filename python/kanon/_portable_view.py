@@ -21,9 +21,10 @@ k-anonymous at all times. Materialize again to re-optimize the levels.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kanon._anonymize import AnonymizeOptions, plan_anonymize
+from kanon._anonymize import AnonymizeOptions, AnonymizePlan, plan_anonymize
 from kanon._catalog import check_view_name
 from kanon._install import install_kernels
 from kanon._owned import claim, drop_stale, helper
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
     from kanon.planner.coding import Coded
     from kanon.planner.hierarchies import QuasiIdentifier
 
-__all__ = ["materialize_global"]
+__all__ = ["GlobalRelease", "materialize_global", "search_global"]
 
 
 def _lookup_sql(table: Table, coded: Coded, j: int, q: QuasiIdentifier, level: int) -> str:
@@ -60,19 +61,28 @@ def _lookup_sql(table: Table, coded: Coded, j: int, q: QuasiIdentifier, level: i
 def _global_view_sql(
     name: str,
     table: Table,
-    qis: tuple[QuasiIdentifier, ...],
+    qis: tuple[QuasiIdentifier, ...] | list[QuasiIdentifier],
     identifiers: tuple[str, ...],
     levels: list[int],
     k: int,
     keep_suppressed: bool,
 ) -> str:
-    """The SQL of the view of a global release: generalize, count classes, suppress, withhold."""
+    """The SQL of the view of a global release: generalize, count classes, suppress, withhold.
+
+    Rows of classes below k are shown as ``'*'`` in every QI, and then every shown
+    combination is counted again: one below k (the ``'*'`` class of too few suppressed
+    rows) is withheld. Both counts are windows partitioned by labels, which a
+    distributed engine computes in parallel (no window over the whole table).
+    """
     star = literal(ROOT)
     size = ident(internal("class_size"))  # rows of the row's class
-    small = ident(internal("small_rows"))  # rows in classes below k, over the table
+    shown_size = ident(internal("shown_size"))  # rows of the row's class as shown
 
     def label(j: int) -> str:
         return ident(internal(f"label{j}"))
+
+    def shown(j: int) -> str:
+        return ident(internal(f"shown{j}"))
 
     generalized, joins = [], []
     for j, q in enumerate(qis):
@@ -87,24 +97,93 @@ def _global_view_sql(
             f"CASE WHEN {c} IS NOT NULL AND {h}.value IS NULL THEN {star} "
             f"ELSE {h}.label END AS {label(j)}"
         )
-    keys = ", ".join(label(j) for j in range(len(qis)))
+    m = len(qis)
+    keys = ", ".join(label(j) for j in range(m))
     inner = f"SELECT s.*, {', '.join(generalized)} FROM {table.sql} s" + (
         " " + " ".join(joins) if joins else ""
     )
     counted = f"SELECT g.*, COUNT(*) OVER (PARTITION BY {keys}) AS {size} FROM ({inner}) g"
-    is_small = f"CASE WHEN c.{size} < {k} THEN 1 ELSE 0 END"
-    totals = f"SELECT c.*, SUM({is_small}) OVER () AS {small} FROM ({counted}) c"
-    out = release_columns(
-        table,
-        qis,
-        identifiers,
-        "t",
-        lambda j: f"CASE WHEN t.{size} < {k} THEN {star} ELSE t.{label(j)} END",
+    if not keep_suppressed:
+        out = release_columns(table, qis, identifiers, "t", lambda j: f"t.{label(j)}")
+        return f"SELECT {', '.join(out)} FROM ({counted}) t WHERE t.{size} >= {k}"
+    marks = ", ".join(
+        f"CASE WHEN c.{size} < {k} THEN {star} ELSE c.{label(j)} END AS {shown(j)}"
+        for j in range(m)
     )
-    released = f"t.{size} >= {k}"
-    if keep_suppressed:
-        released += f" OR t.{small} >= {k}"
-    return f"SELECT {', '.join(out)} FROM ({totals}) t WHERE {released}"
+    marked = f"SELECT c.*, {marks} FROM ({counted}) c"
+    recounted = (
+        f"SELECT x.*, COUNT(*) OVER (PARTITION BY {', '.join(shown(j) for j in range(m))}) "
+        f"AS {shown_size} FROM ({marked}) x"
+    )
+    out = release_columns(table, qis, identifiers, "t", lambda j: f"t.{shown(j)}")
+    return f"SELECT {', '.join(out)} FROM ({recounted}) t WHERE t.{shown_size} >= {k}"
+
+
+@dataclass(frozen=True)
+class GlobalRelease:
+    """The optimal transformation of a table, and how to apply it as portable SQL."""
+
+    plan: AnonymizePlan
+    options: AnonymizeOptions
+    levels: list[int]
+    stats: dict[str, Any]
+    coded: Coded
+
+    def lookup_sql(self, j: int) -> str | None:
+        """QI ``j``'s lookup table (value, label), or None when it is released as ``'*'``."""
+        q = self.plan.qis[j]
+        if self.levels[j] == q.height:
+            return None
+        return with_query(
+            self.coded.ctes, _lookup_sql(self.plan.table, self.coded, j, q, self.levels[j])
+        )
+
+    def view_sql(self, name: str, source: Table, identifiers: tuple[str, ...]) -> str:
+        """The release of ``source`` through the lookup tables ``{name}__kanon_h{j}``."""
+        return _global_view_sql(
+            name,
+            source,
+            self.plan.qis,
+            identifiers,
+            self.levels,
+            self.options.k,
+            keep_suppressed=not self.options.drop_suppressed,
+        )
+
+
+def search_global(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    options: AnonymizeOptions,
+    what: str,
+    weight: str | None = None,
+) -> GlobalRelease:
+    """Run the optimal search on ``table`` (each row counting ``weight`` rows when given).
+
+    ``what`` names the caller in the refusal of privacy models besides k, which the
+    portable view does not express.
+    """
+    if options.models.any():
+        msg = (
+            f"{what} applies the transformation with a view that enforces k by counting "
+            "classes when it is read; l-diversity, t-closeness and δ-presence are not "
+            "expressed in it: release with kanon(...) or kanon.anonymize(...) instead"
+        )
+        raise InvalidInputError(msg)
+    install_kernels(con)
+    plan = plan_anonymize(con, table, options, weight=weight)
+    qis = list(plan.qis)
+    hierarchies = [hierarchy_cte(j, q) for j, q in enumerate(qis)]
+    search = optimal_ctes(plan.table, qis, options, plan.rows, hierarchies, weight=weight)
+    ((levels, report),) = con.execute(
+        with_query(search.ctes, f"SELECT r.levels, r.stats FROM {search.kernel.ref}")
+    ).fetchall()
+    stats = dict(report)
+    if stats["suppressed"] and not options.drop_suppressed and stats["suppressed"] < options.k:
+        msg = "internal error: the optimum suppresses fewer than k rows into the '*' class"
+        raise InvalidInputError(msg)
+    coded = coded_ctes(plan.table, qis, hierarchies)
+    return GlobalRelease(plan, options, [int(x) for x in levels], stats, coded)
 
 
 def materialize_global(
@@ -115,27 +194,13 @@ def materialize_global(
     Returns:
         The stored transformation: levels per quasi-identifier, the search's report.
     """
-    if options.models.any():
-        msg = (
-            "kanon.materialize(..., method='optimal') stores a view that enforces k by "
-            "counting classes when it is read; l-diversity, t-closeness and δ-presence are "
-            "not expressed in it: release with kanon(...) or kanon.anonymize(...) instead"
-        )
-        raise InvalidInputError(msg)
-    install_kernels(con)
-    plan = plan_anonymize(con, table, options)
+    found = search_global(con, table, options, "kanon.materialize(..., method='optimal')")
+    plan = found.plan
     source = plan.table
     check_view_name(con, name, source)
     qis = list(plan.qis)
     objects = [name, helper(name, "meta"), *(helper(name, f"h{j}") for j in range(len(qis)))]
     owned = claim(con, name, objects)
-    hierarchies = [hierarchy_cte(j, q) for j, q in enumerate(qis)]
-    search = optimal_ctes(source, qis, options, plan.rows, hierarchies)
-    ((levels, report),) = con.execute(
-        with_query(search.ctes, f"SELECT r.levels, r.stats FROM {search.kernel.ref}")
-    ).fetchall()
-    levels = [int(x) for x in levels]
-    stats = dict(report)
     meta = {
         "source": source.name,
         "method": "optimal",
@@ -145,39 +210,25 @@ def materialize_global(
         "max_suppression": options.max_suppression,
         "drop_suppressed": options.drop_suppressed,
         "qi": [q.column.name for q in qis],
-        "levels": dict(zip([q.column.name for q in qis], levels, strict=True)),
+        "levels": dict(zip([q.column.name for q in qis], found.levels, strict=True)),
         "identifiers": list(plan.identifiers),
-        "report": stats,
+        "report": found.stats,
     }
-    if stats["suppressed"] and not options.drop_suppressed and stats["suppressed"] < options.k:
-        msg = "internal error: the optimum suppresses fewer than k rows into the '*' class"
-        raise InvalidInputError(msg)
-    coded = coded_ctes(source, qis, hierarchies)
     con.execute("BEGIN TRANSACTION")
     try:
         drop_stale(con, owned, objects)
-        for j, q in enumerate(qis):
+        for j in range(len(qis)):
             lookup = ident(helper(name, f"h{j}"))
-            if levels[j] == q.height:
+            sql = found.lookup_sql(j)
+            if sql is None:
                 con.execute(f"DROP TABLE IF EXISTS {lookup}")
                 continue
-            con.execute(
-                f"CREATE OR REPLACE TABLE {lookup} AS "
-                + with_query(coded.ctes, _lookup_sql(source, coded, j, q, levels[j]))
-            )
+            con.execute(f"CREATE OR REPLACE TABLE {lookup} AS {sql}")
         con.execute(
             f"CREATE OR REPLACE TABLE {ident(helper(name, 'meta'))} AS SELECT ? AS meta",
             [json.dumps(meta)],
         )
-        view = _global_view_sql(
-            name,
-            source,
-            plan.qis,
-            plan.identifiers,
-            levels,
-            options.k,
-            keep_suppressed=not options.drop_suppressed,
-        )
+        view = found.view_sql(name, source, plan.identifiers)
         con.execute(f"CREATE OR REPLACE VIEW {ident(name)} AS {view}")
         con.execute("COMMIT")
     except BaseException:

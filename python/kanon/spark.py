@@ -12,6 +12,9 @@ works under Spark Connect too.
 
 Default hierarchies are built by each part from its own rows (a part's intervals may
 differ from another's); pass ``hierarchies`` to release labels of one hierarchy.
+
+``method="optimal"`` instead searches the histogram of QI values on the driver and
+applies the transformation in Spark SQL (:func:`_optimal`).
 """
 
 from __future__ import annotations
@@ -24,19 +27,20 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kanon._catalog import RESERVED_PREFIX
+from kanon._sql import ident
 from kanon.exceptions import ConfigError, HierarchyError, InvalidInputError
+from kanon.planner.options import LOCAL_METHODS
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
+    import duckdb
     from pyspark.sql import Column, DataFrame
 
     from kanon._check import CheckReport
 
 __all__ = ["LOCAL_METHODS", "anonymize", "check"]
 
-#: The methods of ``kanon.spark.anonymize``: kanon's local recodings.
-LOCAL_METHODS = ("forest", "forest_paper", "mondrian", "priority", "iterated")
 #: Rows of the sample the cuts are computed from (at most).
 SAMPLE_ROWS = 100_000
 
@@ -80,7 +84,7 @@ def anonymize(
         sdf: the table.
         k: the smallest class size (1 ≤ k ≤ rows).
         qi: the quasi-identifier columns.
-        method: one of :data:`LOCAL_METHODS`.
+        method: one of :data:`LOCAL_METHODS`, or ``"optimal"``.
         hierarchies: per QI a hierarchy (a Spark DataFrame or a pyarrow Table: leaf in
             column 0, one column per level above; collected to the driver); QIs left
             out get kanon's default hierarchies, per part.
@@ -108,10 +112,10 @@ def anonymize(
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         msg = f"k must be a whole number >= 1, got {k!r}"
         raise InvalidInputError(msg)
-    if method not in LOCAL_METHODS:
+    if method not in (*LOCAL_METHODS, "optimal"):
         msg = (
             f"kanon.spark.anonymize runs the local methods {', '.join(map(repr, LOCAL_METHODS))}"
-            f", got method {method!r}"
+            f" and 'optimal', got method {method!r}"
         )
         raise InvalidInputError(msg)
     if isinstance(partition_rows, bool) or not isinstance(partition_rows, int):
@@ -125,6 +129,8 @@ def anonymize(
     if rows < k:
         msg = f"the DataFrame has {rows} rows, fewer than k = {k}"
         raise InvalidInputError(msg)
+    if method == "optimal":
+        return _optimal(f, sdf, k, list(qi), roles, trees, options)
     part = f"{RESERVED_PREFIX}_part"  # no column of sdf starts so (see _roles)
     fraction = min(1.0, SAMPLE_ROWS / rows)
     sample = sdf.select(*[_col(f, c) for c in qi]).sample(fraction=fraction, seed=seed).toArrow()
@@ -145,6 +151,71 @@ def anonymize(
     run = _part_runner(k, method, roles, trees, schema, seed, options)
     released = keyed.toDF(*plain, "part").groupBy("part").applyInArrow(run, _renamed(schema, plain))
     return released.toDF(*columns)
+
+
+def _optimal(
+    f: Any,
+    sdf: DataFrame,
+    k: int,
+    qi: list[str],
+    roles: Mapping[str, str],
+    trees: Mapping[str, pa.Table],
+    options: Mapping[str, Any],
+) -> DataFrame:
+    """The optimal global recoding: Spark's histogram, the driver's search, Spark SQL's view.
+
+    Spark counts the rows per combination of QI values; the driver runs the lattice
+    search on that histogram (each combination weighted by its rows) in DuckDB, exactly
+    as ``kanon(..., method := 'optimal')``; the release is the portable view of
+    ``kanon.materialize(..., method='optimal')`` written in Spark SQL, over the DataFrame
+    and one lookup table per generalized QI (temporary views of the session). The view
+    counts the classes again as it is read: a class below k is released as ``'*'``.
+    """
+    import uuid
+
+    import duckdb
+
+    import kanon
+    from kanon._catalog import Column as CatalogColumn
+    from kanon._catalog import Table
+    from kanon._options import keywords
+    from kanon._owned import helper
+    from kanon._portable import query_sql
+    from kanon._portable_view import search_global
+    from kanon.planner.options import AnonymizeOptions
+
+    given = keywords("kanon.spark.anonymize", "kanon", {**options, "method": "optimal"})
+    plan_options = AnonymizeOptions.of(k, qi, given)
+    weight = _fresh("n", qi)
+    histogram = (
+        sdf.groupBy(*[_col(f, c).alias(c) for c in qi])
+        .agg(f.count(f.lit(1)).alias(weight))
+        .toArrow()
+    )
+    _validate_hierarchies(histogram.drop_columns([weight]), trees)
+    con = kanon.install(duckdb.connect())
+    try:
+        by_role = {"qi": qi, "insensitive": [weight]}
+        _configured(con, "histogram", histogram, by_role, trees)
+        found = search_global(
+            con, "histogram", plan_options, "kanon.spark.anonymize(method='optimal')", weight
+        )
+        lookups = {}
+        for j in range(len(qi)):
+            sql = found.lookup_sql(j)
+            if sql is not None:
+                lookups[j] = con.sql(sql).to_arrow_table()
+    finally:
+        con.close()
+    spark = sdf.sparkSession
+    name = f"kanon_{uuid.uuid4().hex}"  # Spark's catalog takes [A-Za-z0-9_] only
+    source = f"{name}_source"
+    sdf.createOrReplaceTempView(source)
+    for j, lookup in lookups.items():
+        spark.createDataFrame(lookup).createOrReplaceTempView(helper(name, f"h{j}"))
+    table = Table(source, ident(source), tuple(CatalogColumn(c, "") for c in sdf.columns))
+    identifiers = tuple(c for c in sdf.columns if roles[c] == "identifier")
+    return spark.sql(query_sql(found.view_sql(name, table, identifiers), "spark"))
 
 
 def check(
@@ -498,27 +569,8 @@ def _part_runner(
 
         con = kanon.install(duckdb.connect())
         try:
-            data = table.drop_columns(["part"]).rename_columns(names)
-            con.register("kanon_spark_input", data)
-            con.execute('CREATE TABLE "part" AS SELECT * FROM kanon_spark_input')
-            con.unregister("kanon_spark_input")
-            qi: dict[str, str | None] = {}
-            for i, column in enumerate(by_role.get("qi", [])):
-                tree = trees.get(column)
-                if tree is None:
-                    qi[column] = None
-                    continue
-                con.register("kanon_spark_tree", tree)
-                con.execute(f'CREATE TABLE "h{i}" AS SELECT * FROM kanon_spark_tree')
-                con.unregister("kanon_spark_tree")
-                qi[column] = f"h{i}"
-            kanon.configure(
-                con,
-                "part",
-                qi=qi,
-                identifiers=by_role.get("identifier", []),
-                sensitive=by_role.get("sensitive", []),
-                insensitive=by_role.get("insensitive", []),
+            _configured(
+                con, "part", table.drop_columns(["part"]).rename_columns(names), by_role, trees
             )
             given: dict[str, Any] = {"method": method, **options}
             if method.startswith("forest"):
@@ -531,6 +583,39 @@ def _part_runner(
             con.close()
 
     return run
+
+
+def _configured(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    data: pa.Table,
+    by_role: Mapping[str, list[str]],
+    trees: Mapping[str, pa.Table],
+) -> None:
+    """Create table ``name`` from ``data`` in ``con``, with its hierarchies and roles."""
+    import kanon
+
+    con.register("kanon_spark_input", data)
+    con.execute(f"CREATE TABLE {ident(name)} AS SELECT * FROM kanon_spark_input")
+    con.unregister("kanon_spark_input")
+    qi: dict[str, str | None] = {}
+    for i, column in enumerate(by_role.get("qi", [])):
+        tree = trees.get(column)
+        if tree is None:
+            qi[column] = None
+            continue
+        con.register("kanon_spark_tree", tree)
+        con.execute(f'CREATE TABLE "h{i}" AS SELECT * FROM kanon_spark_tree')
+        con.unregister("kanon_spark_tree")
+        qi[column] = f"h{i}"
+    kanon.configure(
+        con,
+        name,
+        qi=qi,
+        identifiers=by_role.get("identifier", []),
+        sensitive=by_role.get("sensitive", []),
+        insensitive=by_role.get("insensitive", []),
+    )
 
 
 def _arrow_field(table: pa.Table, field: Any) -> pa.Field:

@@ -36,6 +36,7 @@ __all__ = [
     "hierarchy_lists",
     "keyed_by_value",
     "leaf_key",
+    "row_count",
 ]
 
 
@@ -161,11 +162,13 @@ def coded_ctes(
     qis: list[QuasiIdentifier],
     hierarchies: list[Cte],
     extra: QuasiIdentifier | None = None,
+    weight: str | None = None,
 ) -> Coded:
     """The coded parts of ``qis`` over their ``hierarchies`` (see :class:`Coded`).
 
     ``extra`` (the sensitive column's hierarchy, last in ``hierarchies``) is coded too,
-    as the last of ``values``.
+    as the last of ``values``. With ``weight`` (a column of the table) a row counts as
+    that many rows in the tuples' ``n``.
     """
     m = len(qis)
     src = table.sql
@@ -202,11 +205,16 @@ def coded_ctes(
     )
     tuples = Cte(
         internal("tuples"),
-        f"SELECT {code_list}, count(*)::UBIGINT AS n, "
+        f"SELECT {code_list}, {row_count(weight)}::UBIGINT AS n, "
         f"(row_number() OVER (ORDER BY {code_list}) - 1)::UBIGINT AS t "
         f"FROM {rows.ref} GROUP BY {code_list}",
     )
     return Coded(list(hierarchies), values, rows, tuples)
+
+
+def row_count(weight: str | None) -> str:
+    """The aggregate counting rows: ``count(*)``, or the sum of column ``weight``."""
+    return "count(*)" if weight is None else f"sum({ident(weight)})"
 
 
 def _missing(table: Table, q: QuasiIdentifier, key: str) -> str:

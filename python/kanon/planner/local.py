@@ -38,6 +38,7 @@ __all__ = [
     "Packs",
     "key_ctes",
     "key_lists",
+    "label_column",
     "level_column",
     "level_columns",
     "level_cte",
@@ -58,6 +59,11 @@ LEVELS = ident(internal("lvl"))
 def level_column(j: int) -> str:
     """The helper column of a group's level of QI ``j``, quoted."""
     return ident(internal(f"level{j}"))
+
+
+def label_column(j: int) -> str:
+    """The assignment's column of a row's released label of QI ``j``, quoted."""
+    return ident(internal(f"label{j}"))
 
 
 def range_column(j: int) -> str:
@@ -340,7 +346,8 @@ def local_release(
         with_query(ctes, f"SELECT {', '.join(out)} FROM {assigned.ref} a {joins}"),
         with_query(
             ctes,
-            f"SELECT {source}, a.{GROUP}, [{level_columns(m, 'a')}] "
-            f"AS {LEVELS} FROM {assigned.ref} a",
+            f"SELECT {source}, a.{GROUP}, [{level_columns(m, 'a')}] AS {LEVELS}, "
+            + ", ".join(f"{generalized(j)} AS {label_column(j)}" for j in range(m))
+            + f" FROM {assigned.ref} a {joins}",
         ),
     )

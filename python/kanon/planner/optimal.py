@@ -33,6 +33,7 @@ from kanon.planner.coding import (
     coded_ctes,
     hierarchy_lists,
     keyed_by_value,
+    row_count,
 )
 from kanon.planner.fulldomain import HISTORIC_REPORT, MARK, KernelPlan, transformation_release
 from kanon.planner.measures import exact_positions, ncp_sql, value_points
@@ -160,7 +161,7 @@ def _shifts(coded: Coded, m: int) -> Cte:
     )
 
 
-def _histogram(coded: Coded, shifts: Cte, m: int, numbered: bool) -> str:
+def _histogram(coded: Coded, shifts: Cte, m: int, numbered: bool, weight: str | None) -> str:
     """SQL of the histogram ``kanon_optimal`` takes: the distinct tuples, packed, counted.
 
     Without privacy models the rows are grouped by their packed codes, listed in no
@@ -179,7 +180,8 @@ def _histogram(coded: Coded, shifts: Cte, m: int, numbered: bool) -> str:
             f"FROM {coded.tuples.ref} CROSS JOIN {shifts.ref} b) WHERE x IS NULL)"
         )
     return (
-        f'(SELECT list({entry}) FROM (SELECT {key} AS "__kanon_key", count(*)::UBIGINT AS n '
+        f'(SELECT list({entry}) FROM (SELECT {key} AS "__kanon_key", '
+        f"{row_count(weight)}::UBIGINT AS n "
         f"FROM {coded.rows.ref} CROSS JOIN {shifts.ref} b WHERE b.x IS NULL "
         'GROUP BY "__kanon_key"))'
     )
@@ -192,8 +194,9 @@ def optimal_ctes(
     rows: int,
     hierarchies: list[Cte],
     models: ResolvedModels | None = None,
+    weight: str | None = None,
 ) -> KernelPlan:
-    """The coded CTEs and one call of ``kanon_optimal``.
+    """The coded CTEs and one call of ``kanon_optimal`` (``weight``: see ``coded_ctes``).
 
     Its struct ``r`` holds ``levels`` (per QI), ``s`` (the leaf codes of every tuple
     whose class is suppressed) and ``stats``. ``models`` adds the sensitive entries and
@@ -202,7 +205,8 @@ def optimal_ctes(
     """
     m = len(qis)
     lows, highs = level_bounds(qis, options)
-    coded = coded_ctes(table, qis, hierarchies, None if models is None else models.hierarchy)
+    sensitive = None if models is None else models.hierarchy
+    coded = coded_ctes(table, qis, hierarchies, sensitive, weight)
     extra = model_args(table, qis, models, coded)
     ctes = [*coded.ctes, *extra.ctes]
     metric = options.metric or "loss"
@@ -217,7 +221,7 @@ def optimal_ctes(
     }
     shifts = _shifts(coded, m)
     ctes.append(shifts)
-    histogram = _histogram(coded, shifts, m, models is not None)
+    histogram = _histogram(coded, shifts, m, models is not None, weight)
     weights = ", ".join(repr(float(q.weight)) for q in qis)
     node_loss = "[]::DOUBLE[][][]"
     if metric == "loss":

@@ -23,6 +23,7 @@ __all__ = [
     "FOREST_METHODS",
     "HISTORIC_METHODS",
     "LABELS",
+    "LOCAL_METHODS",
     "OPTIMAL_METRICS",
     "PRIORITY_METHODS",
     "AnonymizeOptions",
@@ -37,6 +38,8 @@ HISTORIC_METHODS = ("datafly", "mu_argus")
 #: (:func:`kanon.planner.hierarchies.priority_weights`), as does ``'iterated'``;
 #: ``'priority'`` is built on them.
 PRIORITY_METHODS = PRIORITIZED
+#: The local recodings: a group per row, released with its group's labels.
+LOCAL_METHODS = (*FOREST_METHODS, "mondrian", "priority", "iterated")
 #: Every method of ``kanon(...)``: the forest's two variants, Mondrian, PrioPrivacy's
 #: prioritized QIs, ARX's iterated global recoding, the optimal search and the historic
 #: algorithms (the keys of ``kanon.planner.registry.METHODS``).
