@@ -3,7 +3,8 @@
 Usage::
 
     python benches/bench_spark.py [--sizes 1000000,10000000] [--k 5]
-        [--methods mondrian,forest] [--partition-rows 200000]
+        [--methods mondrian,forest,optimal] [--partition-rows 200000]
+        [--max-suppression 0.05]
 
 Data: ``kanon.datagen.census`` (seeded; 13 columns) at each size, generated once into a
 DuckDB file and written to Parquet in a temporary folder, with the demo's hierarchies
@@ -13,7 +14,8 @@ identifiers, ``occupation`` and ``income`` sensitive, ``hours_per_week`` insensi
 Per size and method, in this process, one run each:
 
 * ``duckdb``: ``CREATE TABLE rel AS SELECT * FROM kanon('census', k := k, method := m)``
-  on the DuckDB file (the table configured with those hierarchies);
+  on the DuckDB file (the table configured with those hierarchies; ``optimal`` with
+  ``max_suppression``);
 * ``spark``: ``kanon.spark.anonymize(spark.read.parquet(...), k, QIs, method=m,
   hierarchies=...)`` in ``local[2]`` (one session for the whole run, started before the
   timings), written to Parquet; the hierarchies are the same tables, as pyarrow Tables.
@@ -105,7 +107,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1000000,10000000")
     parser.add_argument("--k", type=int, default=5)
-    parser.add_argument("--methods", default="mondrian,forest")
+    parser.add_argument("--methods", default="mondrian,forest,optimal")
+    parser.add_argument("--max-suppression", type=float, default=0.05)
     parser.add_argument("--partition-rows", type=int, default=200_000)
     args = parser.parse_args()
     from pyspark.sql import SparkSession
@@ -144,12 +147,16 @@ def main() -> None:
                 c: con.sql(f"SELECT * FROM {ident(h)}").to_arrow_table() for c, h in trees.items()
             }
             for method in args.methods.split(","):
+                extra: dict[str, Any] = {}
+                if method == "optimal":
+                    extra["max_suppression"] = args.max_suppression
+                sql_extra = "".join(f", {key} := {value}" for key, value in extra.items())
                 results: dict[str, dict[str, Any]] = {}
                 with PeakSampler() as peak:
                     start = time.perf_counter()
                     con.execute(
                         f"CREATE OR REPLACE TABLE rel_duckdb AS SELECT * FROM kanon('census', "
-                        f"k := {args.k}, method := '{method}')"
+                        f"k := {args.k}, method := '{method}'{sql_extra})"
                     )
                     seconds = time.perf_counter() - start
                 results["duckdb"] = {"seconds": seconds, "peak": peak.peak}
@@ -166,6 +173,7 @@ def main() -> None:
                         sensitive=roles["sensitive"],
                         insensitive=roles["insensitive"],
                         partition_rows=args.partition_rows,
+                        **extra,
                     )
                     released.write.mode("overwrite").parquet(str(out))
                     seconds = time.perf_counter() - start

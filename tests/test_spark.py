@@ -154,6 +154,8 @@ def test_optimal_is_duckdbs_release(
 
 def test_parts_are_cut_and_merged(spark: SparkSession) -> None:
     """2,000 rows in parts of about 100: several parts, the release still k-anonymous."""
+    from pyspark.sql import functions as f
+
     sdf = spark.range(2000).selectExpr(
         "id",
         "CAST(20 + (id * 7) % 50 AS INT) AS age",
@@ -176,6 +178,19 @@ def test_parts_are_cut_and_merged(spark: SparkSession) -> None:
     assert rel.schema["dx"].dataType == sdf.schema["dx"].dataType
     assert rel.schema["id"].dataType == sdf.schema["id"].dataType
     assert sorted(r.id for r in rel.select("id").collect()) == list(range(2000))
+    # l-diversity in every part: each class holds 2 distinct diagnoses (NULL is one).
+    diverse = kanon.spark.anonymize(
+        sdf.fillna("cold", ["dx"]).withColumn("dx", f.expr("dx || CAST(id % 3 AS STRING)")),
+        10,
+        ["age", "zip", "sex"],
+        method="mondrian",
+        insensitive=["id"],
+        sensitive=["dx"],
+        partition_rows=100,
+        l=2,
+    )
+    per_class = diverse.groupBy("age", "zip", "sex").agg(f.countDistinct("dx").alias("l"))
+    assert per_class.agg(f.min("l")).collect()[0][0] >= 2
 
 
 def test_hostile_column_names(spark: SparkSession) -> None:

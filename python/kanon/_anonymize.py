@@ -58,6 +58,7 @@ def plan_anonymize(
     check_values: bool = True,
     check_undeclared: bool = True,
     weight: str | None = None,
+    spans: tuple[float, ...] | None = None,
 ) -> AnonymizePlan:
     """Return the SQL of ``kanon(tbl, k, ...)``: the anonymized rows of ``tbl``.
 
@@ -70,6 +71,7 @@ def plan_anonymize(
     whose values single out rows stops the plan, unless ``options.keep_undeclared``.
     With ``weight`` (a column of ``tbl``), each row counts as that many rows (a
     histogram: only the optimal search takes it, see ``kanon._portable_view``).
+    ``spans``: see ``Request.spans``.
     """
     options.validate()
     table = resolve_table(con, tbl)
@@ -103,7 +105,7 @@ def plan_anonymize(
         # Without check_values (the SQL macros, bound more than once): memoized.
         found = identifying_columns(con, table, roles.undeclared, memo=not check_values)
         refuse_identifying(table, found)
-    request = Request(table, qis, identifiers, options, rows, [], models)
+    request = Request(table, qis, identifiers, options, rows, [], models, spans)
     hierarchies = [hierarchy_cte(j, q) for j, q in enumerate(request.coded)]
     check_hierarchies(con, table, request.coded, hierarchies, values=check_values)
     sql, assignment = METHODS[options.method].release(replace(request, hierarchies=hierarchies))

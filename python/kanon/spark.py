@@ -148,7 +148,8 @@ def anonymize(
     # Positional names inside Spark: applyInArrow resolves every column by name, which
     # fails for names holding backticks; the part's function renames them back.
     plain = [f"c{i}" for i in range(len(columns))]
-    run = _part_runner(k, method, roles, trees, schema, seed, options)
+    spans = _spans(sample, qi, trees, method)
+    run = _part_runner(k, method, roles, trees, schema, seed, options, spans)
     released = keyed.toDF(*plain, "part").groupBy("part").applyInArrow(run, _renamed(schema, plain))
     return released.toDF(*columns)
 
@@ -553,11 +554,13 @@ def _part_runner(
     schema: Any,
     seed: int,
     options: Mapping[str, Any],
+    spans: tuple[float, ...] | None,
 ) -> Callable[[pa.Table], pa.Table]:
     """The function ``applyInArrow`` calls per part: kanon in an in-process DuckDB.
 
     It receives the part's rows under positional names (``c0``, ``c1``, ... and ``part``)
-    and returns the release under the same positional names.
+    and returns the release under the same positional names. ``spans``: the whole
+    table's, which the part's cuts normalize ranges by (``Request.spans``).
     """
     names = [field.name for field in schema.fields]
     by_role = {r: [c for c in names if roles[c] == r] for r in set(roles.values())}
@@ -566,6 +569,9 @@ def _part_runner(
         import duckdb
 
         import kanon
+        from kanon._anonymize import plan_anonymize
+        from kanon._options import keywords
+        from kanon.planner.options import AnonymizeOptions
 
         con = kanon.install(duckdb.connect())
         try:
@@ -575,14 +581,54 @@ def _part_runner(
             given: dict[str, Any] = {"method": method, **options}
             if method.startswith("forest"):
                 given.setdefault("seed", seed)
-            release = kanon.anonymize("part", k, con=con, **given)
-            out = release.to_arrow_table().select(names)
+            plan_options = AnonymizeOptions.of(
+                k, None, keywords("kanon.spark.anonymize", "kanon", given)
+            )
+            plan = plan_anonymize(con, "part", plan_options, spans=spans)
+            out = con.sql(plan.sql).to_arrow_table().select(names)
             out = out.cast(pa.schema([_arrow_field(out, f) for f in schema.fields]))
             return out.rename_columns([f"c{i}" for i in range(len(names))])
         finally:
             con.close()
 
     return run
+
+
+def _spans(
+    sample: pa.Table,
+    qi: list[str],
+    trees: Mapping[str, pa.Table],
+    method: str,
+) -> tuple[float, ...] | None:
+    """The spans of the QIs' keys over the sample, for the parts' cuts (``Request.spans``).
+
+    A part's own spans would make every QI look equally wide at its start, so its first
+    cuts would not follow the table's widest ranges. None for methods that do not cut.
+    The keys depend on the QIs' values and hierarchies only, not on the other options.
+    """
+    import duckdb
+
+    import kanon
+    from kanon._anonymize import plan_anonymize
+    from kanon._options import keywords
+    from kanon.planner.local import spans_sql
+    from kanon.planner.options import AnonymizeOptions
+
+    if method not in ("forest", "mondrian") or sample.num_rows == 0:
+        return None
+    con = kanon.install(duckdb.connect())
+    try:
+        _configured(con, "sample", sample, {"qi": qi}, trees)
+        given = keywords("kanon.spark.anonymize", "kanon", {"method": method})
+        plan = plan_anonymize(
+            con, "sample", AnonymizeOptions.of(1, qi, given), check_undeclared=False
+        )
+        ((spans,),) = con.execute(spans_sql(plan.table, list(plan.qis))).fetchall()
+    finally:
+        con.close()
+    if any(s is None for s in spans):  # a QI without values in the sample
+        return None
+    return tuple(float(s) for s in spans)
 
 
 def _configured(

@@ -60,7 +60,7 @@ def forest_sql(request: Request) -> tuple[str, str]:
     pack = min(max(rows // 4, PACK_ROWS), PACK_ROWS_MAX)
     rounds = rounds_for(rows, pack)
     packs = pack_ctes(coded, keys, options.k, rounds, pack)
-    cut_keys, cut_spans = key_lists(keys)
+    cut_keys, cut_spans = key_lists(keys, request.spans)
     labels = options.labels or "hierarchy"
     cost, improve = VARIANTS[options.method]
     if labels == "range" and options.method == "forest":

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING
 from kanon._sql import ident, literal
 from kanon._types import position
 from kanon.hierarchy.base import ROOT, value_text
-from kanon.planner.coding import Coded, code_column, code_columns, keyed_by_value
+from kanon.planner.coding import Coded, code_column, code_columns, coded_ctes, keyed_by_value
+from kanon.planner.hierarchies import hierarchy_cte
 from kanon.planner.labels import is_ordered, label_at, range_label, release_columns, uses_range
 from kanon.planner.measures import exact_positions
 from kanon.planner.sql import Cte, internal, with_query
@@ -46,6 +47,7 @@ __all__ = [
     "pack_ctes",
     "range_column",
     "rounds_for",
+    "spans_sql",
     "tuple_groups_ctes",
 ]
 
@@ -111,11 +113,23 @@ def key_ctes(table: Table, qis: list[QuasiIdentifier], coded: Coded) -> list[Cte
     return out
 
 
-def key_lists(keys: list[Cte]) -> tuple[str, str]:
-    """SQL of the keys (``DOUBLE[][]``, per QI by leaf code) and spans (``DOUBLE[]``)."""
+def key_lists(keys: list[Cte], given: tuple[float, ...] | None = None) -> tuple[str, str]:
+    """SQL of the keys (``DOUBLE[][]``, per QI by leaf code) and spans (``DOUBLE[]``).
+
+    The spans are the keys' (max - min), or ``given`` (see ``Request.spans``).
+    """
     lists = ", ".join(f"(SELECT list(x ORDER BY a0) FROM {k.ref})" for k in keys)
+    if given is not None:
+        return f"[{lists}]::DOUBLE[][]", f"[{', '.join(map(repr, given))}]::DOUBLE[]"
     spans = ", ".join(f"(SELECT max(x) - min(x) FROM {k.ref})" for k in keys)
     return f"[{lists}]::DOUBLE[][]", f"[{spans}]::DOUBLE[]"
+
+
+def spans_sql(table: Table, qis: list[QuasiIdentifier]) -> str:
+    """SQL of one row: the spans of the QIs' keys over ``table`` (see ``Request.spans``)."""
+    coded = coded_ctes(table, qis, [hierarchy_cte(j, q) for j, q in enumerate(qis)])
+    keys = key_ctes(table, qis, coded)
+    return with_query([*coded.ctes, *keys], f"SELECT {key_lists(keys)[1]}")
 
 
 def rounds_for(rows: int, pack_rows: int) -> int:

@@ -32,6 +32,9 @@ class Request:
     rows: int  # the table's rows when planned
     hierarchies: list[Cte]  # hierarchy_cte of every QI (and the sensitive column's)
     models: ResolvedModels | None = None  # privacy models besides k
+    #: The spans of the QIs' keys that Mondrian cuts normalize ranges by (None: this
+    #: table's); kanon.spark gives every part the whole table's.
+    spans: tuple[float, ...] | None = None
 
     @property
     def coded(self) -> list[QuasiIdentifier]:

@@ -51,7 +51,7 @@ def mondrian_sql(request: Request) -> tuple[str, str]:
     keys = key_ctes(table, qis, coded)
     rounds = 0 if models is not None else rounds_for(request.rows, MONDRIAN_PACK_ROWS)
     packs = pack_ctes(coded, keys, options.k, rounds, MONDRIAN_PACK_ROWS)
-    key_list, spans = key_lists(keys)
+    key_list, spans = key_lists(keys, request.spans)
     labels = options.labels or "mondrian"
     # Published as sets, a categorical QI loses by its number of values: measure it so.
     sets = [labels == "range" and not is_ordered(q) for q in qis]
