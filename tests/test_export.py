@@ -20,8 +20,9 @@ from hypothesis import strategies as st
 from psycopg import sql as psql
 
 import kanon
-from kanon._sql import ident
+from kanon._sql import ident, literal
 from kanon.exceptions import ConfigError, InvalidInputError
+from kanon.planner.options import LOCAL_METHODS
 from tests import pg, spark_session
 from tests.strategies import TEXT
 
@@ -181,6 +182,29 @@ def test_exported_release_gives_duckdbs_rows_in_postgres_and_spark(
     assert _normalized(_in_postgres(postgres, pg_files, statements["postgres"], view)) == expected
     spark_files = {source: folder / f"{source}.parquet", **_files(folder / "spark")}
     assert _normalized(_in_spark(spark, spark_files, statements["spark"], view)) == expected
+
+
+@settings(max_examples=15, **SETTINGS)
+@given(rows=_rows(), k_seed=st.integers(1, 1000), method=st.sampled_from(LOCAL_METHODS))
+def test_every_local_view_is_its_release(
+    con: duckdb.DuckDBPyConnection, rows: list[Row], k_seed: int, method: str
+) -> None:
+    """The stored view of every local method gives kanon(...)'s rows, k-anonymous."""
+    source = f"src_{next(_names)}"
+    _load(con, source, rows)
+    k = 1 + k_seed % len(rows)
+    view = _release(con, source, k, method)
+    assert view is not None
+    released = con.execute(
+        f"SELECT * FROM kanon({literal(source)}, k := {k}, method := {literal(method)})"
+    ).fetchall()
+    shown = con.execute(f"SELECT * FROM {ident(view)}").fetchall()
+    assert _normalized(shown) == _normalized(released)
+    cols = ", ".join(ident(c) for c in QI)
+    ((smallest,),) = con.execute(
+        f"SELECT min(n) FROM (SELECT count(*) AS n FROM {ident(view)} GROUP BY {cols})"
+    ).fetchall()
+    assert smallest >= k
 
 
 def test_refreshed_release_with_new_nulls_exports_the_same_rows(
