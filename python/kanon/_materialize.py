@@ -219,8 +219,10 @@ def materialize(
     check_view_name(con, name, source)
     names = _names(name)
     columns = [ident(c.name) for c in source.columns]
-    snapshots = [helper(name, f"h{j}") for j in range(len(plan.qis))] if method == "forest" else []
-    objects = [name, *names.values(), *snapshots]
+    # The groups' levels and the hierarchy snapshots serve refresh (forest) only.
+    forest = method == "forest"
+    snapshots = [helper(name, f"h{j}") for j in range(len(plan.qis))] if forest else []
+    objects = [name, *(t for p, t in names.items() if forest or p != "groups"), *snapshots]
     owned = claim(con, name, objects)
     assign = temp_name("assign")
     meta = {
@@ -246,17 +248,23 @@ def materialize(
             f"{_copy_number(columns)}, "
             f'CAST("__kanon_grp" AS BIGINT) AS "__kanon_grp" FROM {assign}'
         )
-        con.execute(
-            f"CREATE OR REPLACE TABLE {ident(names['groups'])} AS "
-            f'SELECT DISTINCT CAST("__kanon_grp" AS BIGINT) AS "__kanon_grp", "__kanon_lvl" '
-            f"FROM {assign}"
-        )
+        if forest:
+            con.execute(
+                f"CREATE OR REPLACE TABLE {ident(names['groups'])} AS SELECT DISTINCT "
+                f'CAST("__kanon_grp" AS BIGINT) AS "__kanon_grp", "__kanon_lvl" FROM {assign}'
+            )
         # A group's rows share their labels: one row per group.
         con.execute(
             f"CREATE OR REPLACE TABLE {ident(names['labels'])} AS "
             f'SELECT DISTINCT CAST("__kanon_grp" AS BIGINT) AS "__kanon_grp", {labels} '
             f"FROM {assign}"
         )
+        ((rows, groups),) = con.execute(
+            f'SELECT count(*), count(DISTINCT "__kanon_grp") FROM {ident(names["labels"])}'
+        ).fetchall()
+        if rows != groups:
+            msg = f"internal error: {rows - groups} group(s) of {method!r} have two labels"
+            raise InvalidInputError(msg)
         con.execute(f"DROP TABLE {assign}")
         for j, q in enumerate(plan.qis[: len(snapshots)]):
             levels = ", ".join(["k"] + [f"l{i}" for i in range(1, q.height + 1)])
