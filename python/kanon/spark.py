@@ -567,13 +567,17 @@ def _part_runner(
 
     def run(table: pa.Table) -> pa.Table:
         import duckdb
+        from pyspark import TaskContext
 
         import kanon
         from kanon._anonymize import plan_anonymize
         from kanon._options import keywords
         from kanon.planner.options import AnonymizeOptions
 
-        con = kanon.install(duckdb.connect())
+        # As many threads as the task was given cores (Spark runs one task per core).
+        task = TaskContext.get()
+        threads = max(1, task.cpus()) if task is not None else 1
+        con = kanon.install(duckdb.connect(config={"threads": threads}))
         try:
             _configured(
                 con, "part", table.drop_columns(["part"]).rename_columns(names), by_role, trees
@@ -584,7 +588,9 @@ def _part_runner(
             plan_options = AnonymizeOptions.of(
                 k, None, keywords("kanon.spark.anonymize", "kanon", given)
             )
-            plan = plan_anonymize(con, "part", plan_options, spans=spans)
+            # The values are checked as the release runs: a value missing from a
+            # hierarchy stops it, named (one pass over the part less).
+            plan = plan_anonymize(con, "part", plan_options, check_values=False, spans=spans)
             out = con.sql(plan.sql).to_arrow_table().select(names)
             out = out.cast(pa.schema([_arrow_field(out, f) for f in schema.fields]))
             return out.rename_columns([f"c{i}" for i in range(len(names))])
@@ -645,15 +651,17 @@ def _configured(
     con.execute(f"CREATE TABLE {ident(name)} AS SELECT * FROM kanon_spark_input")
     con.unregister("kanon_spark_input")
     qi: dict[str, str | None] = {}
-    for i, column in enumerate(by_role.get("qi", [])):
+    for column in by_role.get("qi", []):
         tree = trees.get(column)
         if tree is None:
             qi[column] = None
             continue
+        # Named as the argument, so that an error about it reads as the caller wrote it.
+        table = f"hierarchies[{column!r}]"
         con.register("kanon_spark_tree", tree)
-        con.execute(f'CREATE TABLE "h{i}" AS SELECT * FROM kanon_spark_tree')
+        con.execute(f"CREATE TABLE {ident(table)} AS SELECT * FROM kanon_spark_tree")
         con.unregister("kanon_spark_tree")
-        qi[column] = f"h{i}"
+        qi[column] = table
     kanon.configure(
         con,
         name,
