@@ -7,8 +7,8 @@ and merges each part below k rows with its neighbours in the cuts' order; then e
 part is anonymized by kanon itself (an in-process DuckDB and the same kernels) in
 ``groupBy(part).applyInArrow``. Every part holds ≥ k rows and every released group of a
 part ≥ k, so every combination of released labels holds ≥ k rows in the union (equal
-labels from two parts only make a class larger). Only DataFrame calls are used, so it
-works under Spark Connect too.
+labels from two parts only make a class larger). Only DataFrame calls (and Spark SQL
+over temporary views, for ``"optimal"``) are used, so it works under Spark Connect too.
 
 Default hierarchies are built by each part from its own rows (a part's intervals may
 differ from another's); pass ``hierarchies`` to release labels of one hierarchy.
