@@ -100,3 +100,23 @@ def test_population_with_a_qi_typed_differently_in_the_two_files(
     report = json.loads(capsys.readouterr().out)
     # '2134' has one person in the population ('02134' is another ZIP): risk 1.
     assert report["journalist_max"] == 1.0
+
+
+def test_python_dash_m_runs_the_command_line(files: dict[str, Path]) -> None:
+    """``python -m kanon`` is the ``kanon`` script (for environments without its entry point)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "kanon", "check", str(files["csv"]), "--qi", "age,zip"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[2].split() == ["k", "(smallest", "class)", "1"]
+    usage = subprocess.run(
+        [sys.executable, "-m", "kanon", "--help"], capture_output=True, text=True, check=False
+    )
+    assert usage.returncode == 0
+    assert usage.stdout.startswith("usage: kanon ")
