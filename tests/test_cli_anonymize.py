@@ -391,3 +391,49 @@ def test_comment_lines_before_the_header_are_skipped(
     lines = out.read_text().splitlines()
     assert (lines[0], sorted(lines[1:])) == ("zip,age", ["02134,34", "02139,34"])
     assert "wrote" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("source", "out", "method"),
+    [("in.csv", "out.csv", "forest"), ("in.parquet", "out.parquet", "optimal")],
+)
+def test_metrics_measures_what_anonymize_wrote(
+    tmp_path: Path, source: str, out: str, method: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``kanon metrics SOURCE RELEASE`` prints kanon_metrics of the two files."""
+    import json
+
+    import kanon
+
+    _write_people(tmp_path / source, 300)
+    (tmp_path / "h_sex.csv").write_text("f;*\nm;*\n")
+    hierarchy = ["--hierarchy", f"sex={tmp_path / 'h_sex.csv'}"]
+    common = [*hierarchy, "--all-text"] if source.endswith(".csv") else hierarchy
+    anonymize = ["anonymize", str(tmp_path / source), "--k", "5", "--qi", "age,zip,sex"]
+    roles = ["--identifiers", "id", "--sensitive", "disease", "--method", method]
+    output = ["--out", str(tmp_path / out), "--quiet"]
+    assert cli.main([*anonymize, *roles, *common, *output]) == 0
+    capsys.readouterr()
+    args = ["metrics", str(tmp_path / source), str(tmp_path / out), "--qi", "age,zip,sex"]
+    assert cli.main([*args, *common, "--k", "5", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    # The same measure in Python, over the same files read the same way.
+    con = kanon.install(duckdb.connect())
+    text = source.endswith(".csv")
+    read = "read_csv('{}', all_varchar = true)" if text else "'{}'"
+    con.execute(f"CREATE TABLE src AS SELECT * FROM {read.format(tmp_path / source)}")
+    con.execute(f"CREATE TABLE rel AS SELECT * FROM {read.format(tmp_path / out)}")
+    h_sex = f"read_csv('{tmp_path / 'h_sex.csv'}', header = false, all_varchar = true)"
+    con.execute(f"CREATE TABLE h_sex AS SELECT * FROM {h_sex}")
+    kanon.configure(con, "src", qi={"age": None, "zip": None, "sex": "h_sex"})
+    expected = kanon.metrics("src", "rel", con=con, k=5)
+    assert printed["rows"] == expected.rows == 300
+    assert (printed["classes"], printed["min_class"]) == (expected.classes, expected.min_class)
+    assert printed["gcp"] == pytest.approx(expected.gcp)
+    assert printed["gcp_by_column"] == pytest.approx(expected.gcp_by_column)
+    assert cli.main([*args, *common]) == 0
+    shown = capsys.readouterr().out
+    assert shown.startswith(f"utility of {tmp_path / out} as a release of {tmp_path / source}")
+    assert f"GCP {expected.gcp:.2%}" in shown
+    assert cli.main(["metrics", str(tmp_path / source), str(tmp_path / out), "--qi", "age,zz"]) == 2
+    assert "has no column 'zz'" in capsys.readouterr().err

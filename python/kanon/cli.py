@@ -1,4 +1,4 @@
-"""The ``kanon`` command line: ``kanon demo``, ``kanon check FILE`` and ``kanon anonymize IN``."""
+"""The ``kanon`` command line: ``demo``, ``check FILE``, ``anonymize IN``, ``metrics IN REL``."""
 
 from __future__ import annotations
 
@@ -96,6 +96,38 @@ def _cmd_check(args: argparse.Namespace) -> int:
             print(report)
             print("class sizes:")
             print(_histogram(con, table, list(report.qi)))
+    finally:
+        con.close()
+    return 0
+
+
+def _cmd_metrics(args: argparse.Namespace) -> int:
+    from kanon._config import configure
+    from kanon._install import install
+    from kanon._release import metrics
+
+    qi = _columns(args.qi)
+    con = install(duckdb.connect())
+    try:
+        source = _read_file(con, args.file, "kanon_cli_view", args)
+        release = _read_file(con, args.release, "kanon_cli_release", args)
+        _require_columns(con, source, args.file, qi)
+        _require_columns(con, release, args.release, qi)
+        # Real tables: the planner reads them through its own cursor.
+        con.execute(f"CREATE TABLE input AS SELECT * FROM {ident(source.view)}")
+        con.execute(f"CREATE TABLE released AS SELECT * FROM {ident(release.view)}")
+        hierarchies = _hierarchy_options(con, args.hierarchy or [])
+        unknown = sorted(set(hierarchies) - set(qi))
+        if unknown:
+            msg = f"--hierarchy names column(s) {', '.join(unknown)} not listed in --qi"
+            raise KanonError(msg)
+        configure(con, "input", qi={c: hierarchies.get(c) for c in qi})
+        measured = metrics("input", "released", qi=qi, con=con, k=args.k)
+        if args.json:
+            print(json.dumps(measured.to_dict(), indent=2))
+        else:
+            print(f"utility of {args.release} as a release of {args.file}")
+            print(measured)
     finally:
         con.close()
     return 0
@@ -271,6 +303,22 @@ def _parser() -> argparse.ArgumentParser:
     _reading_options(chk)
     chk.add_argument("--json", action="store_true", help="print the report as JSON")
     chk.set_defaults(func=_cmd_check)
+    met = sub.add_parser(
+        "metrics", help="measure the utility of a release (kanon_metrics) of a CSV or Parquet file"
+    )
+    met.add_argument("file", help="the original")
+    met.add_argument("release", help="the release of it, with labels in the QI columns")
+    met.add_argument("--qi", required=True, help="comma-separated quasi-identifiers")
+    met.add_argument(
+        "--hierarchy",
+        action="append",
+        metavar="COLUMN=FILE",
+        help="the ARX hierarchy file the release used for a QI; repeatable (default: by type)",
+    )
+    met.add_argument("--k", type=int, help="the k the release was made for (C_AVG)")
+    _reading_options(met)
+    met.add_argument("--json", action="store_true", help="print the metrics as JSON")
+    met.set_defaults(func=_cmd_metrics)
     anon = sub.add_parser(
         "anonymize", help="write a k-anonymous copy of a CSV or Parquet file (CSV or Parquet)"
     )
