@@ -102,7 +102,6 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_metrics(args: argparse.Namespace) -> int:
-    from kanon._config import configure
     from kanon._install import install
     from kanon._release import metrics
 
@@ -116,12 +115,7 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
         # Real tables: the planner reads them through its own cursor.
         con.execute(f"CREATE TABLE input AS SELECT * FROM {ident(source.view)}")
         con.execute(f"CREATE TABLE released AS SELECT * FROM {ident(release.view)}")
-        hierarchies = _hierarchy_options(con, args.hierarchy or [])
-        unknown = sorted(set(hierarchies) - set(qi))
-        if unknown:
-            msg = f"--hierarchy names column(s) {', '.join(unknown)} not listed in --qi"
-            raise KanonError(msg)
-        configure(con, "input", qi={c: hierarchies.get(c) for c in qi})
+        _configure_input(con, args.hierarchy or [], qi)
         measured = metrics("input", "released", qi=qi, con=con, k=args.k)
         if args.json:
             print(json.dumps(measured.to_dict(), indent=2))
@@ -184,9 +178,24 @@ def _hierarchy_options(con: duckdb.DuckDBPyConnection, specs: list[str]) -> dict
     return out
 
 
+def _configure_input(con: duckdb.DuckDBPyConnection, specs: list[str], qi: list[str]) -> None:
+    """Configure table ``input``'s QIs with the ``--hierarchy`` files (others: by type)."""
+    from kanon._config import configure
+
+    hierarchies = _hierarchy_options(con, specs)
+    unknown = sorted(set(hierarchies) - set(qi))
+    if unknown:
+        msg = f"--hierarchy names column(s) {', '.join(unknown)} not listed in --qi"
+        raise KanonError(msg)
+    configure(con, "input", qi={c: hierarchies.get(c) for c in qi})
+
+
+def _hierarchy_flag(parser: argparse.ArgumentParser, help_text: str) -> None:
+    parser.add_argument("--hierarchy", action="append", metavar="COLUMN=FILE", help=help_text)
+
+
 def _cmd_anonymize(args: argparse.Namespace) -> int:
     from kanon._anonymize import AnonymizeOptions, plan_anonymize
-    from kanon._config import configure
     from kanon._install import install
     from kanon._progress import run_with_progress
 
@@ -215,12 +224,7 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
         view = source.view
         # A real table: the planner reads it through its own cursor.
         con.execute(f"CREATE TABLE input AS SELECT * FROM {ident(view)}")
-        hierarchies = _hierarchy_options(con, args.hierarchy or [])
-        unknown = sorted(set(hierarchies) - set(qi))
-        if unknown:
-            msg = f"--hierarchy names column(s) {', '.join(unknown)} not listed in --qi"
-            raise KanonError(msg)
-        configure(con, "input", qi={c: hierarchies.get(c) for c in qi})
+        _configure_input(con, args.hierarchy or [], qi)
         values = keywords("kanon anonymize", "kanon", flag_values(args, "kanon"))
         options = AnonymizeOptions.of(args.k, qi, values)
         plan = plan_anonymize(con, "input", options)
@@ -309,11 +313,8 @@ def _parser() -> argparse.ArgumentParser:
     met.add_argument("file", help="the original")
     met.add_argument("release", help="the release of it, with labels in the QI columns")
     met.add_argument("--qi", required=True, help="comma-separated quasi-identifiers")
-    met.add_argument(
-        "--hierarchy",
-        action="append",
-        metavar="COLUMN=FILE",
-        help="the ARX hierarchy file the release used for a QI; repeatable (default: by type)",
+    _hierarchy_flag(
+        met, "the ARX hierarchy file the release used for a QI; repeatable (default: by type)"
     )
     met.add_argument("--k", type=int, help="the k the release was made for (C_AVG)")
     _reading_options(met)
@@ -325,11 +326,8 @@ def _parser() -> argparse.ArgumentParser:
     anon.add_argument("file")
     anon.add_argument("--k", type=int, required=True, help="smallest class size")
     anon.add_argument("--qi", required=True, help="comma-separated quasi-identifiers")
-    anon.add_argument(
-        "--hierarchy",
-        action="append",
-        metavar="COLUMN=FILE",
-        help="ARX hierarchy file (value;level 1;...;*) of a QI; repeatable (default: by type)",
+    _hierarchy_flag(
+        anon, "ARX hierarchy file (value;level 1;...;*) of a QI; repeatable (default: by type)"
     )
     add_flags(anon, "kanon")
     _reading_options(anon)
