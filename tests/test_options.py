@@ -1,7 +1,7 @@
 """Every option is declared once (``kanon._options``) and everything else follows from it.
 
 The SQL macros' parameters, the planner's view of the options, the Python API's keywords,
-the command line's flags and README's table are produced from the declaration or checked
+the command line's flags and docs/sql.md's table are produced from the declaration or checked
 against it here.
 """
 
@@ -99,12 +99,12 @@ def test_the_command_line_has_a_flag_per_declared_option(command: str, macro: st
         assert not opt.cli or ("--" + name.replace("_", "-")) in flags, name
 
 
-def test_readme_parameter_table_is_the_declaration() -> None:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_sql_reference_parameter_table_is_the_declaration() -> None:
+    text = (ROOT / "docs" / "sql.md").read_text(encoding="utf-8")
     tables = re.findall(r"<!-- options: (\w+) -->\n(.*?)\n<!-- /options -->", text, re.S)
     assert [m for m, _ in tables] == ["kanon"]
     for macro, table in tables:
         assert table == markdown_table(macro), (
-            "README's parameter table differs from the declared options: paste "
+            "docs/sql.md's parameter table differs from the declared options: paste "
             f"kanon._options.markdown_table({macro!r})"
         )

@@ -5,7 +5,7 @@ Each option is one line of a ``TypedDict`` below: its name, its Python type, and
 From these come the SQL macros' named parameters (:func:`macro_sql`), the checks of the
 JSON the macros hand their planners (:func:`parse`), the Python API's keywords
 (``**options: Unpack[AnonymizeKeywords]``, so mypy and editors see them), the command
-line's flags (:func:`add_flags`) and README's parameter table (:func:`markdown_table`).
+line's flags (:func:`add_flags`) and docs/sql.md's parameter table (:func:`markdown_table`).
 """
 
 from __future__ import annotations
@@ -621,7 +621,7 @@ def _sql_literal(value: Any) -> str:
 
 
 def markdown_table(macro: str) -> str:
-    """README's table of ``macro``'s options: name, SQL type, default, methods, doc."""
+    """docs/sql.md's table of ``macro``'s options: name, SQL type, default, methods, doc."""
     rows = [
         "| option | SQL type | default | methods | what it does |",
         "| --- | --- | --- | --- | --- |",

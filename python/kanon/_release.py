@@ -41,7 +41,7 @@ def explain(
         k: the smallest class size (1 ≤ k ≤ rows).
         qi: quasi-identifier columns (default: those configured for the table).
         **options: the options of SQL ``kanon(...)``, declared in ``kanon._options``
-            (README's parameter table): ``method`` (``"forest"``, ``"forest_paper"``,
+            (docs/sql.md's parameter table): ``method`` (``"forest"``, ``"forest_paper"``,
             ``"mondrian"``, ``"optimal"``, ``"datafly"``, ``"mu_argus"``), ``seed``,
             ``labels``, ``block_size``, ``effort``, the roles ``identifiers``,
             ``sensitive`` and ``insensitive``, ``keep_undeclared``, and for the global
