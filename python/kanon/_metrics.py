@@ -22,7 +22,10 @@ has none.
   ``(hi - lo) / (max - min)`` for numbers and dates (the range of the original values
   under the label over the column's range), ``(leaves - 1) / (|A| - 1)`` for other types
   (original values under the label over the column's distinct values); ``'*'`` costs 1,
-  an unchanged value (and a kept NULL) 0. Unweighted, over released rows only.
+  an unchanged value (and a kept NULL) 0. Unweighted, over released rows only. Labels
+  of observed values (``labels := 'range'``, Mondrian: ``[lo..hi]``, ``{a, b}``) cover
+  the present values they name; for **cost**, **height** and NUE they count as the
+  lowest hierarchy node above those values.
 * **DM**: Σ |E|² over the equivalence classes E of the released labels (the kept
   ``'*'`` rows form one class, dropped rows none).
 * **C_AVG**: (rows / classes) / k, with k the requested k (default: the smallest class).
@@ -88,6 +91,7 @@ from typing import TYPE_CHECKING, Any
 
 from kanon._catalog import configured_full, resolve_table
 from kanon._sql import ident, literal
+from kanon._types import has_position
 from kanon.exceptions import ConfigError, InvalidInputError
 from kanon.hierarchy.base import ROOT, value_text
 from kanon.planner.hierarchies import hierarchy_cte, resolve_qis
@@ -216,14 +220,17 @@ class _Column:
     nodes: Cte  # per label: its lowest level, leaves under it, lo, hi and a leaf rep
 
 
-def _nodes_ctes(j: int, q: QuasiIdentifier, hierarchy: Cte, source: str) -> _Column:
-    """The leaves of QI ``j`` present in ``source``, its domain, and every label's node."""
+def _nodes_ctes(j: int, q: QuasiIdentifier, hierarchy: Cte, source: str, released: Cte) -> _Column:
+    """The leaves of QI ``j`` present in ``source``, its domain, and every label's node.
+
+    Besides the hierarchy's labels, the nodes hold the labels of the release's observed
+    values (:func:`_observed_labels`).
+    """
     top = q.height
-    present = Cte(
-        internal(f"present{j}"),
-        f"WITH p0 AS (SELECT h.*, d.x, d.val FROM {hierarchy.ref} h JOIN "
-        f"{value_points(q, source)} d ON h.k = d.key) {exact_positions('p0')}",
-    )
+    joined = f"SELECT h.*, d.x, d.val FROM {hierarchy.ref} h JOIN {value_points(q, source)} d"
+    # Unordered types have no positions: their labels cost by the values under them.
+    positions = exact_positions("p0") if has_position(q.column.type) else "SELECT * FROM p0"
+    present = Cte(internal(f"present{j}"), f"WITH p0 AS ({joined} ON h.k = d.key) {positions}")
     domain = Cte(
         internal(f"domain{j}"),
         f"SELECT count(*) AS card, min(x) AS lo, max(x) AS hi FROM {present.ref}",
@@ -234,14 +241,52 @@ def _nodes_ctes(j: int, q: QuasiIdentifier, hierarchy: Cte, source: str) -> _Col
         f"min(x) AS lo, max(x) AS hi, min(k) AS rep FROM {present.ref} GROUP BY 1"
         for i in range(top + 1)
     )
-    nodes = Cte(
-        internal(f"nodes{j}"),
+    base = (
         "SELECT label, min(lvl) AS lvl, arg_min(leaves, lvl) AS leaves, "
         "arg_min(lo, lvl) AS lo, arg_min(hi, lvl) AS hi, arg_min(rep, lvl) AS rep "
-        f"FROM ({per_level}) GROUP BY label",
+        f"FROM ({per_level}) GROUP BY label"
+    )
+    nodes = Cte(
+        internal(f"nodes{j}"),
+        f"WITH {internal('base')} AS ({base}) SELECT * FROM {internal('base')} UNION ALL "
+        f"{_observed_labels(j, top, present, released, internal('base'))}",
         ("label", "lvl", "leaves", "lo", "hi", "rep"),
     )
     return _Column(hierarchy, present, domain, nodes)
+
+
+def _observed_labels(j: int, top: int, present: Cte, released: Cte, base: str) -> str:
+    """SQL of the released labels of QI ``j`` that publish observed values, as nodes.
+
+    ``labels := 'range'`` and Mondrian publish ``[lo..hi]`` (numbers, dates: the present
+    values from lo to hi) and ``{a, b}`` (other types: those values, sorted as text).
+    Only labels no hierarchy node carries count, and only when they are exactly such a
+    label of present values (a set is rebuilt from the values it names). Each is a
+    node at the level of its values' lowest common ancestor (its cost and NUE level),
+    with their positions ``lo``, ``hi`` and count ``leaves`` (its GCP).
+    """
+    inner = "u.label[2:-2]"
+    members = (
+        f"SELECT u.label, p.* FROM {internal('observed')} u JOIN {present.ref} p ON CASE "
+        f"WHEN u.label LIKE '[%..%]' THEN p.x BETWEEN "
+        f"(SELECT x FROM {present.ref} WHERE k = split_part({inner}, '..', 1)) AND "
+        f"(SELECT x FROM {present.ref} WHERE k = split_part({inner}, '..', 2)) "
+        f"ELSE position(', ' || p.k || ', ' IN ', ' || {inner} || ', ') > 0 END"
+    )
+    lca = " ".join(
+        f"WHEN count(DISTINCT {'k' if i == 0 else f'l{i}'}) = 1 THEN {i}" for i in range(top)
+    )
+    exact = (
+        "CASE WHEN label LIKE '[%..%]' THEN '[' || arg_min(k, x) || '..' || arg_max(k, x) "
+        "|| ']' ELSE '{' || string_agg(k, ', ' ORDER BY k) || '}' END = label"
+    )
+    return (
+        f"SELECT label, CASE {lca} ELSE {top} END AS lvl, count(*) AS leaves, min(x) AS lo, "
+        f"max(x) AS hi, min(k) AS rep FROM (WITH {internal('observed')} AS "
+        f"(SELECT DISTINCT x{j} AS label FROM {released.ref} "
+        f"WHERE (x{j} LIKE '[%..%]' OR x{j} LIKE '{{%}}') AND x{j} NOT IN "
+        f"(SELECT label FROM {base})) {members}) GROUP BY label HAVING {exact}"
+    )
 
 
 @dataclass(frozen=True)
@@ -424,11 +469,6 @@ def plan_metrics(
         msg = f"the released table {released!r} is the original table; pass the release"
         raise ConfigError(msg)
     m = len(qis)
-    hierarchies = [hierarchy_cte(j, q) for j, q in enumerate(qis)]
-    columns = [_nodes_ctes(j, q, hierarchies[j], src.sql) for j, q in enumerate(qis)]
-    ctes = [*hierarchies]
-    for col in columns:
-        ctes += [col.present, col.domain, col.nodes]
     # The released labels as text, and which rows are suppressed: every QI '*', unless
     # every row is (the top node).
     labels = ", ".join(
@@ -441,6 +481,13 @@ def plan_metrics(
         f"FROM (SELECT *, {star} AS star FROM (SELECT {labels} FROM {rel.sql} r))",
         materialized=True,
     )
+    hierarchies = [hierarchy_cte(j, q) for j, q in enumerate(qis)]
+    columns = [
+        _nodes_ctes(j, q, hierarchies[j], src.sql, release_labels) for j, q in enumerate(qis)
+    ]
+    ctes = [*hierarchies, release_labels]
+    for col in columns:
+        ctes += [col.present, col.domain, col.nodes]
     # The original's distinct QI tuples with their rows.
     keys = ", ".join(
         f"{value_text(ident(q.column.name), q.column.type)} AS k{j}" for j, q in enumerate(qis)
@@ -461,7 +508,7 @@ def plan_metrics(
         f"AS kept FROM {release_labels.ref}) r",
         ("n", "released", "kept", "s", "dropped"),
     )
-    ctes += [release_labels, tuples, totals]
+    ctes += [tuples, totals]
     levels = [
         _level_ctes(j, q, columns[j], release_labels, tuples, totals) for j, q in enumerate(qis)
     ]
