@@ -2,7 +2,7 @@
 # the whole suite: lint, Rust tests, Python tests.
 PYTHON ?= python3
 
-.PHONY: dev lint postgres java test test-rust test-python bench
+.PHONY: dev lint postgres java chromium test test-rust test-python bench
 
 dev:
 	$(PYTHON) -m pip install -q -e '.[test]'
@@ -41,8 +41,17 @@ java:
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y -q --no-install-recommends openjdk-17-jre-headless; \
 	fi
 
+# The report test (tests/test_report.py) renders a page in headless Chromium: install
+# Debian's chromium when there is none.
+chromium:
+	@if command -v chromium >/dev/null 2>&1; then :; else \
+		echo "chromium not found: installing Debian's chromium package"; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive $(APT_GET) update -q && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y -q --no-install-recommends chromium; \
+	fi
+
 # pytest exits 5 when it collects nothing: that is not a failure of the code under test.
-test-python: postgres java
+test-python: postgres java chromium
 	$(PYTHON) -m pytest || [ $$? -eq 5 ]
 
 test: dev lint test-rust test-python

@@ -20,6 +20,7 @@ from kanon._materialize import Refreshed, materialize, refresh
 from kanon._metrics import Metrics
 from kanon._portable import to_sql
 from kanon._release import anonymize, explain, metrics, search
+from kanon._report import report
 from kanon.planner.search import Transformation
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "materialize",
     "metrics",
     "refresh",
+    "report",
     "search",
     "to_sql",
 ]

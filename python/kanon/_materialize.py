@@ -45,6 +45,8 @@ from kanon.planner.options import LOCAL_METHODS
 from kanon.planner.sql import internal
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import duckdb
 
 __all__ = ["Refreshed", "materialize", "refresh"]
@@ -168,6 +170,8 @@ def materialize(
     k: int,
     name: str,
     qi: list[str] | None = None,
+    *,
+    report: str | Path | None = None,
     **options: Unpack[AnonymizeKeywords],
 ) -> str:
     """Store a k-anonymous release of ``table`` and expose it as the plain SQL view ``name``.
@@ -186,6 +190,7 @@ def materialize(
         k: the smallest class size.
         name: the view to create (replaced if it is a view).
         qi: quasi-identifier columns (default: those configured for the table).
+        report: an HTML file to write :func:`kanon.report` of the release to.
         **options: as :func:`kanon.explain`; with ``method="forest"`` the forest's
             ``labels``, ``block_size`` and ``effort`` are not taken (:func:`refresh`
             places rows as the default forest does).
@@ -197,11 +202,38 @@ def materialize(
         ConfigError, HierarchyError, InvalidInputError: as :func:`kanon.anonymize`, or a
             table (not a view) of that name exists.
     """
+    _store(con, table, k, name, qi, dict(options))
+    if report is not None:
+        from kanon._report import report as write_report
+
+        sensitive = options.get("sensitive")
+        write_report(
+            table,
+            name,
+            qi,
+            out=report,
+            con=con,
+            sensitive=sensitive if isinstance(sensitive, str) else None,
+            k=k,
+            parameters={"release": name, "method": options.get("method", "forest"), **options},
+        )
+    return name
+
+
+def _store(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    k: int,
+    name: str,
+    qi: list[str] | None,
+    options: dict[str, Any],
+) -> None:
+    """Store the release of :func:`materialize` (without its report)."""
     plan_options = AnonymizeOptions.of(k, qi, keywords("kanon.materialize", "kanon", options))
     method = plan_options.method
     if method == "optimal":
         materialize_global(con, table, name, plan_options)
-        return name
+        return
     if method not in LOCAL_METHODS:
         allowed = ", ".join(repr(m) for m in (*LOCAL_METHODS, "optimal"))
         msg = f"materialize supports method {allowed}, got {method!r}"
@@ -281,7 +313,6 @@ def materialize(
     except BaseException:
         con.execute("ROLLBACK")
         raise
-    return name
 
 
 def _create_view(

@@ -1,4 +1,4 @@
-"""The ``kanon`` command line: ``demo``, ``check FILE``, ``anonymize IN``, ``metrics IN REL``."""
+"""The ``kanon`` command line: ``demo``, ``check``, ``anonymize``, ``metrics``, ``report``."""
 
 from __future__ import annotations
 
@@ -101,27 +101,60 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def _load_pair(con: duckdb.DuckDBPyConnection, args: argparse.Namespace) -> list[str]:
+    """Read ``args.file`` as table ``input`` and ``args.release`` as ``released``.
+
+    ``input``'s QIs are configured with the ``--hierarchy`` files; returns the QIs.
+    """
+    qi = _columns(args.qi)
+    source = _read_file(con, args.file, "kanon_cli_view", args)
+    release = _read_file(con, args.release, "kanon_cli_release", args)
+    _require_columns(con, source, args.file, qi)
+    _require_columns(con, release, args.release, qi)
+    # Real tables: the planner reads them through its own cursor.
+    con.execute(f"CREATE TABLE input AS SELECT * FROM {ident(source.view)}")
+    con.execute(f"CREATE TABLE released AS SELECT * FROM {ident(release.view)}")
+    _configure_input(con, args.hierarchy or [], qi)
+    return qi
+
+
 def _cmd_metrics(args: argparse.Namespace) -> int:
     from kanon._install import install
     from kanon._release import metrics
 
-    qi = _columns(args.qi)
     con = install(duckdb.connect())
     try:
-        source = _read_file(con, args.file, "kanon_cli_view", args)
-        release = _read_file(con, args.release, "kanon_cli_release", args)
-        _require_columns(con, source, args.file, qi)
-        _require_columns(con, release, args.release, qi)
-        # Real tables: the planner reads them through its own cursor.
-        con.execute(f"CREATE TABLE input AS SELECT * FROM {ident(source.view)}")
-        con.execute(f"CREATE TABLE released AS SELECT * FROM {ident(release.view)}")
-        _configure_input(con, args.hierarchy or [], qi)
+        qi = _load_pair(con, args)
         measured = metrics("input", "released", qi=qi, con=con, k=args.k)
         if args.json:
             print(json.dumps(measured.to_dict(), indent=2))
         else:
             print(f"utility of {args.release} as a release of {args.file}")
             print(measured)
+    finally:
+        con.close()
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from kanon._install import install
+    from kanon._report import report
+
+    con = install(duckdb.connect())
+    try:
+        qi = _load_pair(con, args)
+        params = {"original": args.file, "release": args.release}
+        out = report(
+            "input",
+            "released",
+            qi,
+            out=args.out,
+            con=con,
+            sensitive=args.sensitive,
+            k=args.k,
+            parameters=params,
+        )
+        print(f"wrote {out}")
     finally:
         con.close()
     return 0
@@ -188,6 +221,18 @@ def _configure_input(con: duckdb.DuckDBPyConnection, specs: list[str], qi: list[
         msg = f"--hierarchy names column(s) {', '.join(unknown)} not listed in --qi"
         raise KanonError(msg)
     configure(con, "input", qi={c: hierarchies.get(c) for c in qi})
+
+
+def _pair_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of ``metrics`` and ``report``: an original, its release, how to read them."""
+    parser.add_argument("file", help="the original")
+    parser.add_argument("release", help="the release of it, with labels in the QI columns")
+    parser.add_argument("--qi", required=True, help="comma-separated quasi-identifiers")
+    _hierarchy_flag(
+        parser, "the ARX hierarchy file the release used for a QI; repeatable (default: by type)"
+    )
+    parser.add_argument("--k", type=int, help="the k the release was made for (C_AVG)")
+    _reading_options(parser)
 
 
 def _hierarchy_flag(parser: argparse.ArgumentParser, help_text: str) -> None:
@@ -310,16 +355,16 @@ def _parser() -> argparse.ArgumentParser:
     met = sub.add_parser(
         "metrics", help="measure the utility of a release (kanon_metrics) of a CSV or Parquet file"
     )
-    met.add_argument("file", help="the original")
-    met.add_argument("release", help="the release of it, with labels in the QI columns")
-    met.add_argument("--qi", required=True, help="comma-separated quasi-identifiers")
-    _hierarchy_flag(
-        met, "the ARX hierarchy file the release used for a QI; repeatable (default: by type)"
-    )
-    met.add_argument("--k", type=int, help="the k the release was made for (C_AVG)")
-    _reading_options(met)
+    _pair_arguments(met)
     met.add_argument("--json", action="store_true", help="print the metrics as JSON")
     met.set_defaults(func=_cmd_metrics)
+    rep = sub.add_parser(
+        "report", help="write an HTML report of a release beside its original (offline)"
+    )
+    _pair_arguments(rep)
+    rep.add_argument("--sensitive", help="sensitive column (l-diversity, t-closeness)")
+    rep.add_argument("--out", required=True, help="the HTML file to write")
+    rep.set_defaults(func=_cmd_report)
     anon = sub.add_parser(
         "anonymize", help="write a k-anonymous copy of a CSV or Parquet file (CSV or Parquet)"
     )

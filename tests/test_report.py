@@ -1,0 +1,228 @@
+"""``kanon.report``, ``kanon report`` and ``materialize(report=...)``: one offline HTML page.
+
+The numbers the page prints are compared with SQL ``kanon_check`` and ``kanon_metrics`` on
+the same data, and the page is rendered in headless Chromium (Debian's ``chromium``,
+which ``make test`` installs): the plots draw and the screenshot is not blank.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import struct
+import subprocess
+import zlib
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+import pytest
+
+import kanon
+from kanon import cli, datagen, hierarchy
+from kanon.exceptions import InvalidInputError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+METRIC = re.compile(r"data-metric='([^']+)'>([^<]*)<")
+
+
+def printed(page: str) -> dict[str, str]:
+    """The numbers the page prints, by their ``data-metric`` name."""
+    return dict(METRIC.findall(page))
+
+
+def assert_shows(text: str, value: float | None, what: str) -> None:
+    """``text`` is ``value`` as the page prints it: 1,234 / 12.34% / 0.1234 / n/a."""
+    if value is None:
+        assert text == "n/a", what
+    elif text.endswith("%"):
+        assert abs(float(text[:-1].replace(",", "")) - 100 * value) <= 0.005 + 1e-9, what
+    elif "." in text:
+        assert abs(float(text.replace(",", "")) - value) <= 0.00005 + 1e-12, what
+    else:
+        assert int(text.replace(",", "")) == value, what
+
+
+def one_row(con: duckdb.DuckDBPyConnection, sql: str) -> dict[str, Any]:
+    """The one row ``sql`` returns, by column name."""
+    rel = con.sql(sql)
+    (row,) = rel.fetchall()
+    return dict(zip(rel.columns, row, strict=True))
+
+
+def assert_page_is_sql(
+    page: str, con: duckdb.DuckDBPyConnection, source: str, release: str, qi: list[str]
+) -> None:
+    """Every number of the page equals ``kanon_check`` / ``kanon_metrics`` in SQL."""
+    shown = printed(page)
+    qis = "[" + ", ".join(f"'{q}'" for q in qi) + "]"
+    for side, table in (("before", source), ("after", release)):
+        row = one_row(con, f"SELECT * FROM kanon_check('{table}', qi := {qis})")
+        for key in ("k", "classes", "rows", "prosecutor_at_risk", "prosecutor_max"):
+            assert_shows(shown.pop(f"{side}.{key}"), row[key], f"{side}.{key}")
+        assert_shows(shown.pop(f"{side}.prosecutor_avg"), row["prosecutor_avg"], side)
+    row = one_row(con, f"SELECT * FROM kanon_metrics('{source}', '{release}', qi := {qis})")
+    for key in ("gcp", "suppressed", "dm", "c_avg", "nue_quality"):
+        assert_shows(shown.pop(f"metrics.{key}"), row[key], key)
+    for column, value in dict(row["gcp_by_column"]).items():
+        assert_shows(shown.pop(f"metrics.gcp_by_column.{column}"), value, column)
+    # Models of the sensitive column, when one is configured.
+    assert {k.split(".", 1)[1] for k in shown} <= {"l_distinct", "t"}
+
+
+@pytest.fixture
+def survey(tmp_path: Path) -> duckdb.DuckDBPyConnection:
+    """A file database with 600 people, a ZIP hierarchy and roles; kanon installed."""
+    con = kanon.install(duckdb.connect(str(tmp_path / "db.duckdb")))
+    datagen.census(con, "people", rows=600, seed=3)
+    con.execute(
+        "CREATE TABLE survey AS SELECT name, age, sex, zip, occupation, hours_per_week FROM people"
+    )
+    hierarchy.mask(con, "h_zip", table="survey", column="zip")
+    kanon.configure(
+        con,
+        "survey",
+        qi={"age": None, "sex": None, "zip": "h_zip"},
+        identifiers=["name"],
+        insensitive=["occupation", "hours_per_week"],
+    )
+    return con
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"method": "mondrian"}, {"method": "optimal", "max_suppression": 0.05}],
+    ids=["forest", "mondrian", "optimal"],
+)
+def test_materialized_report_prints_what_sql_measures(
+    survey: duckdb.DuckDBPyConnection, tmp_path: Path, options: dict[str, object]
+) -> None:
+    out = tmp_path / "report.html"
+    kanon.materialize(survey, "survey", 5, "survey_k5", report=out, **options)  # type: ignore[arg-type]
+    page = out.read_text(encoding="utf-8")
+    assert_page_is_sql(page, survey, "survey", "survey_k5", ["age", "sex", "zip"])
+    assert "<script src=" not in page  # nothing to fetch: plotly.js is inlined
+    assert f"<td>{kanon.__version__}</td>" in page
+    # The sample pairs rows that the unchanged columns identify: each original value
+    # lies under its released label.
+    sample = page[page.index("<h2>Sample") : page.index("<h2>Parameters")]
+    cells = re.findall(r"<td>([^<]*)</td>", sample)
+    assert cells, "no sample rows"
+    for i in range(0, len(cells), 6):
+        age, sex, zip_, age_label, sex_label, zip_label = cells[i : i + 6]
+        assert sex_label in (sex, "*")
+        assert re.fullmatch(zip_label.replace("*", "."), zip_) or zip_label == "*"
+        if age_label.startswith("["):
+            low, high = (int(x) for x in age_label[1:-1].split(".."))
+            assert low <= int(age) <= high
+        else:
+            assert age_label in (age, "*")
+
+
+def test_hostile_names_nulls_and_no_unchanged_column(tmp_path: Path) -> None:
+    con = kanon.install(duckdb.connect(str(tmp_path / "db.duckdb")))
+    con.execute('CREATE TABLE "size" ("v" INTEGER, "s" VARCHAR, "r" VARCHAR)')
+    con.execute(
+        'INSERT INTO "size" SELECT CASE WHEN i % 7 = 0 THEN NULL ELSE i % 13 END, '
+        "['é', 'ß', NULL, '東京'][1 + i % 4], '*' FROM range(120) t(i)"
+    )
+    kanon.configure(con, "size", qi={"v": None, "s": None}, identifiers=["r"])
+    kanon.materialize(con, "size", 4, "size_k4", report=tmp_path / "r.html")
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert_page_is_sql(page, con, "size", "size_k4", ["v", "s"])
+    assert "No sample" in page
+
+
+def test_bad_arguments_are_kanon_errors(survey: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
+    with pytest.raises(InvalidInputError, match="out must be a file path"):
+        kanon.report("survey", "survey", out="", con=survey)
+    with pytest.raises(InvalidInputError, match="sample must be"):
+        kanon.report("survey", "survey", out=tmp_path / "r.html", con=survey, sample=-1)
+    with pytest.raises(kanon.exceptions.ConfigError, match="no_such"):
+        kanon.report("survey", "no_such", out=tmp_path / "r.html", con=survey)
+
+
+def test_command_line_report(survey: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
+    source, release = tmp_path / "survey.csv", tmp_path / "survey_k5.csv"
+    survey.execute(f"COPY survey TO '{source}'")
+    survey.execute(f"COPY (SELECT * FROM kanon('survey', k := 5)) TO '{release}'")
+    zips = tmp_path / "zip.csv"
+    survey.execute(f"COPY h_zip TO '{zips}' (HEADER false, DELIMITER ';')")
+    out = tmp_path / "report.html"
+    args = ["report", str(source), str(release), "--qi", "age,sex,zip", "--k", "5"]
+    assert cli.main([*args, "--hierarchy", f"zip={zips}", "--out", str(out)]) == 0
+    assert printed(out.read_text(encoding="utf-8"))["after.k"] == "5"
+
+
+def chromium() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    pytest.fail("no chromium on PATH: `make chromium` installs Debian's package")
+
+
+def png_colors(png: bytes) -> int:
+    """Distinct pixel colours of an 8-bit RGB(A) PNG: a blank page has one."""
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, width, channels = 8, b"", 0, 0
+    while pos < len(png):
+        (length,) = struct.unpack(">I", png[pos : pos + 4])
+        kind, data = png[pos + 4 : pos + 8], png[pos + 8 : pos + 8 + length]
+        if kind == b"IHDR":
+            width, _, depth, color = struct.unpack(">IIBB", data[:10])
+            assert depth == 8
+            assert color in (2, 6)
+            channels = 3 if color == 2 else 4
+        elif kind == b"IDAT":
+            idat += data
+        pos += 12 + length
+    raw = zlib.decompress(idat)
+    stride = width * channels
+    colors = set()
+    prev = bytearray(stride)
+    for start in range(0, len(raw), stride + 1):
+        kind, line = raw[start], bytearray(raw[start + 1 : start + 1 + stride])
+        for i in range(stride):
+            a = line[i - channels] if i >= channels else 0
+            b, c = prev[i], prev[i - channels] if i >= channels else 0
+            if kind == 1:
+                line[i] = (line[i] + a) & 0xFF
+            elif kind == 2:
+                line[i] = (line[i] + b) & 0xFF
+            elif kind == 3:
+                line[i] = (line[i] + (a + b) // 2) & 0xFF
+            elif kind == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                near = a if pa <= pb and pa <= pc else b if pb <= pc else c
+                line[i] = (line[i] + near) & 0xFF
+        colors.update(bytes(line[i : i + 3]) for i in range(0, stride, channels))
+        prev = line
+    return len(colors)
+
+
+def test_report_renders_in_headless_chromium(
+    survey: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    out = tmp_path / "report.html"
+    kanon.materialize(survey, "survey", 5, "survey_k5", report=out)
+    browser = chromium()
+    flags = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
+    flags += ["--virtual-time-budget=10000", "--window-size=1200,2400"]
+    shot = tmp_path / "shot.png"
+    subprocess.run(
+        [*flags, f"--screenshot={shot}", out.as_uri()], check=True, capture_output=True, timeout=120
+    )
+    assert png_colors(shot.read_bytes()) > 50
+    dom = subprocess.run(
+        [*flags, "--dump-dom", out.as_uri()],
+        check=True,
+        capture_output=True,
+        timeout=120,
+        text=True,
+    ).stdout
+    # Every plot drew its SVG, and the rendered page prints SQL's numbers.
+    assert dom.count('class="main-svg"') >= 2 * 4
+    assert_page_is_sql(dom.replace('"', "'"), survey, "survey", "survey_k5", ["age", "sex", "zip"])
