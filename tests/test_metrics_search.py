@@ -101,6 +101,8 @@ def test_metrics_equal_the_search_cost(
         assert value is not None, (metric, m)
         assert value == pytest.approx(found.cost, rel=1e-9, abs=1e-12), (metric, found, m)
         assert m.suppressed == found.suppressed
+        # One notion of a class: the release's, the kept suppressed rows one class.
+        assert m.classes == found.classes, (metric, found, m)
         if metric == "nue_nonmonotonic":
             # The SQL macro returns the same row, named as the dataclass.
             sql = _sql_metrics(con, "t", "rel")

@@ -31,7 +31,7 @@ class Transformation:
     suppressed: int  # rows whose quasi-identifiers become '*'
     metric: str | None
     cost: float | None  # the metric's value
-    classes: int  # equivalence classes, the suppressed ones included
+    classes: int  # the release's classes, as kanon_metrics counts them ('*' one class)
     nodes: int | None  # lattice nodes within the level bounds
     checked: int | None  # nodes grouped by the search
     seconds: float  # time of the search in the kernel

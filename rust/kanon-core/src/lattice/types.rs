@@ -66,7 +66,8 @@ pub struct NodeEval {
     pub feasible: bool,
     /// Rows in classes below `k` or failing a model (suppressed if the node is chosen).
     pub suppressed: u64,
-    /// Classes of the node, suppressed ones included.
+    /// Classes of the node, suppressed ones included; in a search's optimum, the classes
+    /// the release shows (the suppressed rows one class when kept, none when dropped).
     pub classes: usize,
     /// The metric's value.
     pub cost: f64,

@@ -79,7 +79,11 @@ pub(super) fn search_lattice<K: PackedKey>(search: &Search<'_>) -> Result<Optimu
     };
     let classes = state.classes(&levels);
     let verdict = search.verdict(&levels, &classes);
-    let eval = search.evaluate_verdict(&levels, &classes, &verdict);
+    let mut eval = search.evaluate_verdict(&levels, &classes, &verdict);
+    // Report the classes the release shows: the suppressed rows, when kept, are one class.
+    let failed = verdict.fails.iter().filter(|&&f| f).count();
+    eval.classes =
+        classes.len() - failed + usize::from(failed > 0 && search.options.keep_suppressed);
     let small: KeyMap<()> = classes
         .iter()
         .zip(&verdict.fails)
