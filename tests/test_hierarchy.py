@@ -454,13 +454,13 @@ def test_intervals_fixed_width(con: duckdb.DuckDBPyConnection) -> None:
     make_table(con, [17, 20, 35, 90, None], "INTEGER")
     assert intervals(con, "h", table="t", column="x", width=10, min=10) == Hierarchy("h", 6)
     assert rows(con, "h") == [
-        (17, "[10, 20)", "[10, 30)", "[10, 50)", "[10, 90)", "[10, 170)", "*"),
-        (20, "[20, 30)", "[10, 30)", "[10, 50)", "[10, 90)", "[10, 170)", "*"),
-        (35, "[30, 40)", "[30, 50)", "[10, 50)", "[10, 90)", "[10, 170)", "*"),
-        (90, "[90, 100)", "[90, 110)", "[90, 130)", "[90, 170)", "[10, 170)", "*"),
+        (17, "[10..19]", "[10..29]", "[10..49]", "[10..89]", "[10..169]", "*"),
+        (20, "[20..29]", "[10..29]", "[10..49]", "[10..89]", "[10..169]", "*"),
+        (35, "[30..39]", "[30..49]", "[10..49]", "[10..89]", "[10..169]", "*"),
+        (90, "[90..99]", "[90..109]", "[90..129]", "[90..169]", "[10..169]", "*"),
     ]
     assert intervals(con, "h", table="t", column="x", width=20, fanout=5, min=0, max=99).levels == 3
-    assert rows(con, "h")[0] == (17, "[0, 20)", "[0, 100)", "*")
+    assert rows(con, "h")[0] == (17, "[0..19]", "[0..99]", "*")
     make_table(con, [0.5, 1.25, -0.75], "DOUBLE")
     assert intervals(con, "h", table="t", column="x", width=0.5).levels == 5
     assert rows(con, "h") == [
@@ -525,7 +525,7 @@ def test_one_value_and_all_null(con: duckdb.DuckDBPyConnection) -> None:
         h = build(con, "h", table="t", column="x", **kwargs)
         assert rows(con, "h")[0][0] == 7
         check_hierarchy(con, h, [7])
-    assert rows(con, "h") == [(7, "[7, 12)", "*")]
+    assert rows(con, "h") == [(7, "[7..11]", "*")]
     make_table(con, [None, None], "INTEGER")
     with pytest.raises(InvalidInputError, match="no non-NULL"):
         suppress(con, "h", table="t", column="x")
@@ -700,7 +700,7 @@ def test_prop_int_builders(values: list[int | None]) -> None:
         got = check_hierarchy(con, h, values)
         for r in got:
             start = lo + (r[0] - lo) // 1000 * 1000
-            assert r[1] == f"[{start}, {start + 1000})"
+            assert r[1] == f"[{start}..{start + 999}]"
         check_hierarchy(con, suppress(con, "h", table="t", column="x"), values)
         check_hierarchy(con, mask(con, "h", table="t", column="x"), values)
 

@@ -64,8 +64,10 @@ def intervals(
     containing the value, with boundaries aligned at ``min``; level ``i + 1`` merges
     ``fanout`` consecutive intervals of level ``i`` (aligned at ``min`` as well), up to
     the first level whose single interval covers ``[min, max]``; then a final ``'*'``.
-    Labels read ``'[20, 30)'`` (integers when the column, ``width`` and ``min`` are
-    integers, DuckDB's ``DOUBLE`` text otherwise).
+    Labels read ``'[20..29]'``, the integers from 20 to 29 (``'[20]'`` for one), when the
+    column, ``width`` and ``min`` are integers, as the default hierarchies and range
+    labels write integers; otherwise ``'[20.5, 30.5)'``, half-open, in DuckDB's
+    ``DOUBLE`` text.
 
     **Binary splits** (no ``width``): the Go library's ``RangeGeneralizer`` (thesis
     §3.4.5, Figure 3.5). The root is ``[min, max]``; a range is split at its median
@@ -210,8 +212,11 @@ def _fixed_int_sql(leaves: str, lo: int, hi: int, width: int, fanout: int) -> st
         step = width * fanout ** (j - 1)
         low, size = _int_lit(lo, cast), _int_lit(step, cast)
         start = f"({low} + (CAST(v AS {cast}) - {low}) // {size} * {size})"
+        # Closed, as the default hierarchies and range labels write integers: [30..34].
+        last = f"CAST({start} + {size} - 1 AS VARCHAR)"
         exprs.append(
-            f"'[' || CAST({start} AS VARCHAR) || ', ' || CAST({start} + {size} AS VARCHAR) || ')'"
+            f"'[' || CAST({start} AS VARCHAR) || "
+            + ("']'" if step == 1 else f"'..' || {last} || ']'")
         )
     exprs.append(literal(ROOT))
     return f"SELECT {_level_cols(exprs)} FROM ({leaves}) ORDER BY 1"
