@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import uuid
 from dataclasses import dataclass
 from decimal import Decimal
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -35,6 +37,37 @@ class Hierarchy:
 
     name: str
     levels: int
+
+    def to_csv(
+        self, con: duckdb.DuckDBPyConnection, path: str | os.PathLike[str], *, delimiter: str = ";"
+    ) -> Path:
+        """Write the hierarchy in ARX's format, which :func:`from_csv` and ``--hierarchy`` read.
+
+        One row per leaf, ``value;level 1;...;*``, no header, sorted by value; a field
+        holding the delimiter, a quote or a line break is quoted. The file is replaced if
+        it exists.
+
+        Raises:
+            InvalidInputError: ``delimiter`` is not one character, or the file cannot be
+                written.
+        """
+        if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in '"\r\n':
+            msg = f"delimiter must be one character other than a quote, got {delimiter!r}"
+            raise InvalidInputError(msg)
+        cols = _columns(con, self.name, "hierarchy")
+        fields = [value_text(ident(cols[0][0]), cols[0][1])]
+        fields += [f"CAST({ident(c)} AS VARCHAR)" for c, _ in cols[1:]]
+        out = Path(os.fspath(path))
+        try:
+            con.execute(
+                f"COPY (SELECT {', '.join(fields)} FROM {ident(self.name)} ORDER BY 1) "
+                f"TO {literal(str(out))} (FORMAT csv, HEADER false, "
+                f"DELIMITER {literal(delimiter)}, QUOTE '\"', ESCAPE '\"')"
+            ).fetchall()
+        except duckdb.IOException as exc:
+            msg = f"cannot write hierarchy {self.name!r} to {str(out)!r}: {exc}"
+            raise InvalidInputError(msg) from exc
+        return out
 
 
 # --------------------------------------------------------------------------- helpers
