@@ -52,30 +52,11 @@ class CheckReport:
         return asdict(self)
 
     def __str__(self) -> str:
-        labels = {
-            "k": "k (smallest class)",
-            "classes": "equivalence classes",
-            "rows": "rows",
-            "l_distinct": "l-diversity (distinct)",
-            "l_entropy": "l-diversity (entropy)",
-            "recursive_c": f"recursive (c,l): smallest c for l={self.recursive_l}",
-            "recursive_ok": "recursive (c,l) holds",
-            "t": "t-closeness (max EMD)",
-            "prosecutor_max": "prosecutor risk, max",
-            "prosecutor_avg": "prosecutor risk, average",
-            "prosecutor_at_risk": "records at risk (prosecutor)",
-            "marketer": "marketer risk",
-            "journalist_max": "journalist risk, max",
-            "journalist_avg": "journalist risk, average",
-            "journalist_at_risk": "records at risk (journalist)",
-            "delta_min": "δ-presence, smallest share",
-            "delta_max": "δ-presence, largest share",
-        }
         lines = [f"quasi-identifiers: {', '.join(self.qi)}"]
         if self.sensitive is not None:
             lines.append(f"sensitive: {self.sensitive}")
-        width = max(len(v) for v in labels.values())
-        for key, label in labels.items():
+        shown = []
+        for key, label, legend in _LEGENDS:
             value = getattr(self, key)
             if value is None:
                 continue
@@ -85,13 +66,39 @@ class CheckReport:
                 text = f"{value:.4f}"
             else:
                 text = f"{value:,}" if isinstance(value, int) else str(value)
-            lines.append(f"  {label:<{width}}  {text}")
+            label = label.format(l=self.recursive_l)
+            shown.append((label, text, legend.format(l=self.recursive_l)))
+        width = max(len(label) for label, _, _ in shown)
+        digits = max(len(text) for _, text, _ in shown)
+        lines += [f"  {a:<{width}}  {b:>{digits}}   {c}" for a, b, c in shown]
         if self.identifying_columns:
             lines.append(
                 "identifying columns without a declared role (a release refuses them): "
                 + ", ".join(self.identifying_columns)
             )
         return "\n".join(lines)
+
+
+#: The printed report's lines: field, label, one-line legend ({l}: recursive_l).
+_LEGENDS = (
+    ("k", "k (smallest class)", "every row shares its quasi-identifiers with k - 1 others"),
+    ("classes", "equivalence classes", "groups of rows equal on all quasi-identifiers"),
+    ("rows", "rows", "rows checked"),
+    ("l_distinct", "l-diversity (distinct)", "fewest sensitive values in a class; 1 reveals it"),
+    ("l_entropy", "l-diversity (entropy)", "exp of the lowest sensitive entropy of a class"),
+    ("recursive_c", "recursive (c,l): smallest c for l={l}", "most common value < c x the rest"),
+    ("recursive_ok", "recursive (c,l) holds", "for the c asked"),
+    ("t", "t-closeness (max EMD)", "farthest a class's sensitive values lie from the table's"),
+    ("prosecutor_max", "prosecutor risk, max", "1 / k: the best odds of finding a known person"),
+    ("prosecutor_avg", "prosecutor risk, average", "1 / class size, averaged over rows"),
+    ("prosecutor_at_risk", "records at risk (prosecutor)", "rows whose risk exceeds the threshold"),
+    ("marketer", "marketer risk", "share of rows re-identified matching everyone"),
+    ("journalist_max", "journalist risk, max", "the same, class sizes in the population"),
+    ("journalist_avg", "journalist risk, average", "1 / population class size, over rows"),
+    ("journalist_at_risk", "records at risk (journalist)", "rows above the threshold"),
+    ("delta_min", "δ-presence, smallest share", "least share of a class's population in the data"),
+    ("delta_max", "δ-presence, largest share", "largest share: how sure membership is"),
+)
 
 
 def check(

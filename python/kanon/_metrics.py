@@ -192,22 +192,36 @@ class Metrics:
         return asdict(self)
 
     def __str__(self) -> str:
-        cols = ", ".join(f"{c} {v:.2%}" for c, v in self.gcp_by_column.items())
-        nue_cols = ", ".join(f"{c} {v:.2%}" for c, v in self.nue_quality_by_column.items())
-        nue = "n/a" if self.nue is None else f"{self.nue:,.2f}"
-        nue_nm = "n/a" if self.nue_nonmonotonic is None else f"{self.nue_nonmonotonic:,.2f}"
-        dm_star = "n/a" if self.dm_star is None else f"{self.dm_star:,}"
-        return (
-            f"rows {self.rows:,}, classes {self.classes:,} (smallest {self.min_class}), "
-            f"suppressed {self.suppressed:,}, "
-            f"cost {self.cost:,.2f}, GCP {self.gcp:.2%}, DM {self.dm:,}, "
-            f"C_AVG {self.c_avg:.3f} (k = {self.k})\n"
-            f"  loss {self.loss:.2%}, height {self.height:,.2f}, NUE {nue} "
-            f"(non-monotonic {nue_nm}), DM* {dm_star}, DM (non-monotonic) "
-            f"{self.dm_nonmonotonic:,}, AECS {self.aecs:,.3f}\n"
-            f"  NUE quality {self.nue_quality:.2%} (by column: {nue_cols})\n"
-            f"  GCP by column: {cols}"
-        )
+        def pct(x: float | None) -> str:
+            return "n/a" if x is None else f"{x:.2%}"
+
+        def num(x: float | None) -> str:
+            if x is None:
+                return "n/a"
+            return f"{x:,}" if isinstance(x, int) else f"{x:,.3f}"
+
+        shown = [
+            ("rows", num(self.rows), "rows released"),
+            ("classes", num(self.classes), "groups of rows equal on all quasi-identifiers"),
+            ("smallest class", num(self.min_class), "the k the release achieves"),
+            ("suppressed", num(self.suppressed), "rows with every QI * or left out"),
+            ("GCP", pct(self.gcp), "share of detail lost, 0 none, 100 % every QI *"),
+            ("DM", num(self.dm), "discernibility: sum of class size squared"),
+            ("C_AVG", num(self.c_avg), f"(rows / classes) / k, k = {self.k}: 1 is ideal"),
+            ("cost", num(self.cost), "sum of weight x level / height over cells"),
+            ("loss", pct(self.loss), "GCP weighted, dropped rows losing all"),
+            ("NUE", num(self.nue), "non-uniform entropy (ARX); n/a without one level per QI"),
+            ("DM*", num(self.dm_star), "sum of class size squared, suppressed apart"),
+            ("AECS", num(self.aecs), "average class size"),
+            ("NUE quality", pct(self.nue_quality), "ARX's entropy quality, 100 % nothing lost"),
+        ]
+        shown += [(f"GCP of {c}", pct(v), "") for c, v in self.gcp_by_column.items()]
+        shown += [
+            (f"NUE quality of {c}", pct(v), "") for c, v in self.nue_quality_by_column.items()
+        ]
+        width = max(len(a) for a, _, _ in shown)
+        digits = max(len(b) for _, b, _ in shown)
+        return "\n".join(f"  {a:<{width}}  {b:>{digits}}   {c}".rstrip() for a, b, c in shown)
 
 
 @dataclass(frozen=True)
