@@ -1,7 +1,8 @@
 """Every code block of README.md and docs/*.md runs, as written, top to bottom.
 
 Each page runs in a subprocess of its own, in an empty directory (``python
-tests/test_docs.py PAGE`` runs one by hand):
+tests/test_docs.py [--update] PAGE`` runs one by hand; ``--update`` rewrites
+the outputs shown):
 
 * ``python`` blocks share one namespace per page, like a session typed in order;
 * ``sql`` blocks run on the page's ``con`` (a Python block before them defines it), one
@@ -106,9 +107,13 @@ def _run_sql(ns: dict[str, object], code: str) -> str:
     return "\n".join(out)
 
 
-def run_page(page: Path) -> list[str]:
-    """Run every block of ``page`` in the current directory; return the failures."""
+def run_page(page: Path, update: bool = False) -> list[str]:
+    """Run every block of ``page`` in the current directory; return the failures.
+
+    With ``update``, a text block that differs from the output is rewritten instead.
+    """
     failures: list[str] = []
+    rewrites: dict[int, str] = {}
     ns: dict[str, object] = {"__name__": "__docs__"}
     env = _stand_ins(Path(tempfile.mkdtemp(prefix="docs-bin-")))
     printed: str | None = None
@@ -118,7 +123,10 @@ def run_page(page: Path) -> list[str]:
             if printed is None:
                 failures.append(f"{where}: a text block shows output, but no code ran before it")
             elif printed.strip() != b.code.strip():
-                failures.append(f"{where}: the output differs; it was:\n{printed}")
+                if update:
+                    rewrites[b.line] = printed.strip() + "\n"
+                else:
+                    failures.append(f"{where}: the output differs; it was:\n{printed}")
             printed = None
             continue
         if b.lang not in CODE:
@@ -146,7 +154,20 @@ def run_page(page: Path) -> list[str]:
         except Exception:  # report every failing block, not only the first
             failures.append(f"{where}:\n{traceback.format_exc()}")
         printed = buffer.getvalue()
+    if rewrites:
+        _rewrite(page, rewrites)
     return failures
+
+
+def _rewrite(page: Path, outputs: dict[int, str]) -> None:
+    """Replace the text blocks opening on the given lines by the given outputs."""
+    lines = page.read_text(encoding="utf-8").splitlines(keepends=True)
+    for opening in sorted(outputs, reverse=True):
+        end = opening
+        while not lines[end].strip().startswith(("```", "~~~")):
+            end += 1
+        lines[opening:end] = [outputs[opening]]
+    page.write_text("".join(lines), encoding="utf-8")
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
@@ -184,6 +205,7 @@ def test_the_runner_reports_each_kind_of_failure(
 
 
 if __name__ == "__main__":
-    problems = run_page(Path(sys.argv[1]))
+    # python tests/test_docs.py [--update] PAGE: --update rewrites the shown outputs.
+    problems = run_page(Path(sys.argv[-1]).resolve(), update="--update" in sys.argv)
     print("\n\n".join(problems))
     sys.exit(1 if problems else 0)

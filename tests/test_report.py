@@ -143,7 +143,9 @@ def test_bad_arguments_are_kanon_errors(survey: duckdb.DuckDBPyConnection, tmp_p
         kanon.report("survey", "no_such", out=tmp_path / "r.html", con=survey)
 
 
-def test_command_line_report(survey: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
+def test_command_line_report(
+    survey: duckdb.DuckDBPyConnection, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     source, release = tmp_path / "survey.csv", tmp_path / "survey_k5.csv"
     survey.execute(f"COPY survey TO '{source}'")
     survey.execute(f"COPY (SELECT * FROM kanon('survey', k := 5)) TO '{release}'")
@@ -153,6 +155,17 @@ def test_command_line_report(survey: duckdb.DuckDBPyConnection, tmp_path: Path) 
     args = ["report", str(source), str(release), "--qi", "age,sex,zip", "--k", "5"]
     assert cli.main([*args, "--hierarchy", f"zip={zips}", "--out", str(out)]) == 0
     assert printed(out.read_text(encoding="utf-8"))["after.k"] == "5"
+    # anonymize ends with the summary and writes the report too.
+    written, page = tmp_path / "mondrian.csv", tmp_path / "mondrian.html"
+    anonymize = ["anonymize", str(source), "--k", "5", "--qi", "age,sex,zip", "--quiet"]
+    anonymize += ["--identifiers", "name", "--insensitive", "occupation,hours_per_week"]
+    anonymize += ["--method", "mondrian", "--out", str(written), "--report", str(page)]
+    assert cli.main(anonymize) == 0
+    assert printed(page.read_text(encoding="utf-8"))["after.k"] == "5"
+    assert cli.main([a for a in anonymize if a != "--quiet"]) == 0
+    summary = capsys.readouterr().out
+    assert "privacy: every class holds at least 5 rows" in summary
+    assert re.search(r"utility: GCP [0-9.]+% of the detail lost \(age [0-9.]+%, ", summary)
 
 
 def chromium() -> str:

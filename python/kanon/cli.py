@@ -1,4 +1,4 @@
-"""The ``kanon`` command line: ``demo``, ``check``, ``anonymize``, ``metrics``, ``report``."""
+"""The ``kanon`` command line: demo, check, anonymize, metrics, report, hierarchy."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
@@ -19,6 +20,12 @@ from kanon._cli_files import InputFile, parse_types, read_input
 from kanon._options import add_flags, flag_values, keywords
 from kanon._sql import ident, literal
 from kanon.exceptions import KanonError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import TextIO
+
+    from kanon.hierarchy import Hierarchy
 
 __all__ = ["main"]
 
@@ -273,11 +280,20 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
         values = keywords("kanon anonymize", "kanon", flag_values(args, "kanon"))
         options = AnonymizeOptions.of(args.k, qi, values)
         plan = plan_anonymize(con, "input", options)
-        copy = f"COPY ({plan.sql}) TO {literal(str(partial))} ({_copy_options(fmt, args, source)})"
+        # With a summary or a report the release is kept as a table to measure it.
+        kept = not args.quiet or bool(args.report)
+        target = "released" if kept else f"({plan.sql})"
+        copy = f"COPY {target} TO {literal(str(partial))} ({_copy_options(fmt, args, source)})"
+
+        def run() -> None:
+            if kept:
+                con.execute(f"CREATE TEMP TABLE released AS {plan.sql}").fetchall()
+            con.execute(copy).fetchall()
+
         started = time.perf_counter()
         run_with_progress(
             con,
-            lambda: con.execute(copy),
+            run,
             rows=plan.rows,
             label=f"anonymizing {plan.rows:,} rows",
             show=not args.quiet,
@@ -297,6 +313,22 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
                 f"in {time.perf_counter() - started:.2f} s",
                 file=sys.stderr if to_stdout else sys.stdout,
             )
+            _summarize(con, qi, args.k, file=sys.stderr if to_stdout else sys.stdout)
+        if args.report:
+            from kanon._report import report
+
+            sensitive = _columns(args.sensitive)
+            params = {"input": args.file, "method": options.method, **values}
+            report(
+                "input",
+                "released",
+                qi,
+                out=args.report,
+                con=con,
+                sensitive=sensitive[0] if len(sensitive) == 1 else None,
+                k=args.k,
+                parameters=params,
+            )
     finally:
         with contextlib.suppress(FileNotFoundError):
             partial.unlink()
@@ -306,10 +338,62 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_hierarchy(args: argparse.Namespace) -> int:
+    from kanon import hierarchy
+    from kanon._install import install
+
+    builders: dict[str, Callable[..., Hierarchy]] = {
+        "intervals": hierarchy.intervals,
+        "mask": hierarchy.mask,
+        "dates": hierarchy.dates,
+        "auto": hierarchy.auto,
+        "prefix_words": hierarchy.prefix_words,
+        "suppress": hierarchy.suppress,
+    }
+    options: dict[str, Any] = {}
+    if args.width is not None:
+        options["width"] = int(args.width) if args.width.is_integer() else args.width
+    if args.fanout is not None:
+        options["fanout"] = args.fanout
+    takes = {"intervals": {"width", "fanout"}, "auto": {"fanout"}}.get(args.kind, set())
+    if set(options) - takes:
+        msg = f"--kind {args.kind} takes no --{' --'.join(sorted(set(options) - takes))}"
+        raise KanonError(msg)
+    con = install(duckdb.connect())
+    try:
+        source = _read_file(con, args.file, "kanon_cli_view", args)
+        _require_columns(con, source, args.file, [args.column])
+        con.execute(f"CREATE TABLE input AS SELECT * FROM {ident(source.view)}")
+        build = builders[args.kind]
+        built = build(con, "kanon_cli_hierarchy", table="input", column=args.column, **options)
+        built.to_csv(con, args.out)
+        print(
+            f"wrote {args.out}: {args.kind} hierarchy of {args.column}, {built.levels} levels "
+            f"above the values (use it with --hierarchy {args.column}={args.out})"
+        )
+    finally:
+        con.close()
+    return 0
+
+
+def _summarize(con: duckdb.DuckDBPyConnection, qi: list[str], k: int, file: TextIO) -> None:
+    """The release's privacy and utility in three lines (table ``released`` of ``input``)."""
+    from kanon._release import metrics
+
+    m = metrics("input", "released", qi=qi, con=con, k=k)
+    per_column = ", ".join(f"{c} {v:.2%}" for c, v in m.gcp_by_column.items())
+    print(
+        f"privacy: every class holds at least {m.min_class} rows ({m.classes:,} classes); "
+        f"{m.suppressed:,} rows suppressed",
+        file=file,
+    )
+    print(f"utility: GCP {m.gcp:.2%} of the detail lost ({per_column})", file=file)
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from kanon.demo import run_demo
 
-    run_demo(rows=args.rows, seed=args.seed, k=args.k)
+    run_demo(rows=args.rows, seed=args.seed, k=args.k, db=args.db, report=args.report or None)
     return 0
 
 
@@ -343,6 +427,14 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--rows", type=int, default=20_000)
     demo.add_argument("--k", type=int, default=5)
     demo.add_argument("--seed", type=int, default=42)
+    demo.add_argument(
+        "--db", default="kanon-demo.duckdb", help="the DuckDB file to write (default: %(default)s)"
+    )
+    demo.add_argument(
+        "--report",
+        default="kanon-demo.html",
+        help="the HTML report to write; '' for none (default: %(default)s)",
+    )
     demo.set_defaults(func=_cmd_demo)
     chk = sub.add_parser("check", help="measure k, l, t and risks of a CSV or Parquet file")
     chk.add_argument("file")
@@ -365,6 +457,23 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--sensitive", help="sensitive column (l-diversity, t-closeness)")
     rep.add_argument("--out", required=True, help="the HTML file to write")
     rep.set_defaults(func=_cmd_report)
+    hier = sub.add_parser(
+        "hierarchy", help="build a hierarchy of a column and write it in ARX's CSV format"
+    )
+    hier.add_argument("file", help="the CSV or Parquet file holding the column")
+    hier.add_argument("--column", required=True, help="the column to build it for")
+    hier.add_argument(
+        "--kind",
+        required=True,
+        choices=["intervals", "mask", "dates", "auto", "prefix_words", "suppress"],
+        help="intervals (numbers), mask (codes such as ZIP), dates, auto (a balanced tree), "
+        "prefix_words (text), suppress (value then *)",
+    )
+    hier.add_argument("--width", type=float, help="intervals: the width of the first level")
+    hier.add_argument("--fanout", type=int, help="intervals, auto: children per node")
+    hier.add_argument("--out", required=True, help="the hierarchy file to write (ARX CSV, ;)")
+    _reading_options(hier)
+    hier.set_defaults(func=_cmd_hierarchy)
     anon = sub.add_parser(
         "anonymize", help="write a k-anonymous copy of a CSV or Parquet file (CSV or Parquet)"
     )
@@ -386,6 +495,7 @@ def _parser() -> argparse.ArgumentParser:
         help="CSV output delimiter (default: the input CSV's, a tab for .tsv, else a comma)",
     )
     anon.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    anon.add_argument("--report", help="also write the HTML report of the release (kanon.report)")
     anon.add_argument(
         "--memory-limit",
         help="DuckDB memory_limit, e.g. 6GB: the plan spills to disk beyond it",
