@@ -161,7 +161,7 @@ def go_float_labels(lo: float, hi: float, x: float) -> list[str]:
         path.append((a, b))
     by_level = path[::-1][-(splits + 1) :]
     by_level = [path[-1]] * (splits + 1 - len(by_level)) + by_level
-    fmt = [f"({a:f})" if abs(b - a) <= delta else f"({a:f}..{b:f})" for a, b in by_level]
+    fmt = [f"[{a:f}]" if abs(b - a) <= delta else f"[{a:f}..{b:f}]" for a, b in by_level]
     return fmt[1:] if splits else fmt[-1:]
 
 
@@ -464,9 +464,9 @@ def test_intervals_fixed_width(con: duckdb.DuckDBPyConnection) -> None:
     make_table(con, [0.5, 1.25, -0.75], "DOUBLE")
     assert intervals(con, "h", table="t", column="x", width=0.5).levels == 5
     assert rows(con, "h") == [
-        (-0.75, "[-0.75, -0.25)", "[-0.75, 0.25)", "[-0.75, 1.25)", "[-0.75, 3.25)", "*"),
-        (0.5, "[0.25, 0.75)", "[0.25, 1.25)", "[-0.75, 1.25)", "[-0.75, 3.25)", "*"),
-        (1.25, "[1.25, 1.75)", "[1.25, 2.25)", "[1.25, 3.25)", "[-0.75, 3.25)", "*"),
+        (-0.75, "[-0.75..-0.25)", "[-0.75..0.25)", "[-0.75..1.25)", "[-0.75..3.25)", "*"),
+        (0.5, "[0.25..0.75)", "[0.25..1.25)", "[-0.75..1.25)", "[-0.75..3.25)", "*"),
+        (1.25, "[1.25..1.75)", "[1.25..2.25)", "[1.25..3.25)", "[-0.75..3.25)", "*"),
     ]
     assert column_types(con, "h")[0] == ("level_0", "DOUBLE")
 
@@ -487,7 +487,7 @@ def test_intervals_binary_like_go(con: duckdb.DuckDBPyConnection) -> None:
     h = intervals(con, "h", table="t", column="x")
     got = {r[0]: list(r[1:]) for r in rows(con, "h")}
     assert got[0.45] == go_float_labels(0.379, 1.932, 0.45)
-    assert got[0.45][-1] == "(0.379000..1.932000)"
+    assert got[0.45][-1] == "[0.379000..1.932000]"
     assert h.levels == len(got[0.45]) == 18
     # BIGINT extremes: 64 levels.
     make_table(con, [-(2**63), 2**63 - 1, 0], "BIGINT")

@@ -67,3 +67,16 @@ def test_gcp_of_range_and_set_labels(call: str) -> None:
     con.execute("UPDATE rel SET age = '[1..200]' WHERE rowid = 0").fetchall()
     with pytest.raises(duckdb.Error, match=r"label \[1\.\.200\] of column age"):
         kanon.metrics("src", "rel", con=con)
+
+
+def test_a_text_label_costs_its_values_not_their_alphabetical_span() -> None:
+    """Node x holds a and c, node y b and d: each covers 2 of 4 values, GCP 1/3."""
+    con = kanon.install(duckdb.connect())
+    con.execute("CREATE TABLE t AS SELECT * FROM (VALUES ('a'), ('b'), ('c'), ('d')) v(s)")
+    con.execute(
+        "CREATE TABLE h AS SELECT * FROM "
+        "(VALUES ('a', 'x', '*'), ('c', 'x', '*'), ('b', 'y', '*'), ('d', 'y', '*')) v(a, b, c)"
+    )
+    con.execute("CREATE TABLE r AS SELECT * FROM (VALUES ('x'), ('y'), ('x'), ('y')) v(s)")
+    kanon.configure(con, "t", qi={"s": "h"})
+    assert kanon.metrics("t", "r", con=con).gcp == pytest.approx(1 / 3)

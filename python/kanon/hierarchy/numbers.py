@@ -66,7 +66,7 @@ def intervals(
     the first level whose single interval covers ``[min, max]``; then a final ``'*'``.
     Labels read ``'[20..29]'``, the integers from 20 to 29 (``'[20]'`` for one), when the
     column, ``width`` and ``min`` are integers, as the default hierarchies and range
-    labels write integers; otherwise ``'[20.5, 30.5)'``, half-open, in DuckDB's
+    labels write integers; otherwise ``'[20.5..30.5)'``, half-open, in DuckDB's
     ``DOUBLE`` text.
 
     **Binary splits** (no ``width``): the Go library's ``RangeGeneralizer`` (thesis
@@ -74,15 +74,16 @@ def intervals(
     into two children and the splits go on until a range cannot be split. For
     integers, ``[a..b]`` splits into ``[a .. a+c-1]`` and ``[a+c .. b]`` with
     ``c = (b - a + 1) // 2`` (ranges of one value stop) and there are
-    ``L = ceil(log2(max - min + 1))`` levels; for floats, ``(a..b)`` splits at
-    ``m = a + (b - a) / 2`` into ``(a..m)`` and ``(m..b)`` (the midpoint belongs to the
+    ``L = ceil(log2(max - min + 1))`` levels; for floats, ``[a..b]`` splits at
+    ``m = a + (b - a) / 2`` into ``[a..m]`` and ``[m..b]`` (the midpoint belongs to the
     left half), a range no wider than ``1e-5`` stops (so does one with no double
     between its bounds, where Go would loop forever), and ``L`` is the number of
     splits of the upper half until that happens. Level ``L`` is the root, level
     ``L - 1`` the two halves, and so on: level ``n`` of a value is its ancestor
     ``L - n`` splits below the root, or its smallest range if that is reached sooner.
-    Labels are the Go library's: ``'[a..b]'`` / ``'[a]'`` for integers,
-    ``'(a..b)'`` / ``'(a)'`` with six decimals (``%f``) for floats. There is no ``'*'``
+    Labels are the Go library's, ``'[a..b]'`` / ``'[a]'``, for integers, and with six
+    decimals (``%f``) for floats (where Go writes ``(a..b)``: kanon writes every interval
+    as ``[lo..hi]``). There is no ``'*'``
     level: the root range is the single top label, as in Go.
 
     Args:
@@ -240,7 +241,7 @@ def _fixed_float_sql(leaves: str, lo: float, hi: float, width: float, fanout: in
         step = _num(width * size)
         idx = f"({bucket} // {size})"
         exprs.append(
-            f"'[' || CAST({_num(lo)} + {idx} * {step} AS VARCHAR) || ', ' "
+            f"'[' || CAST({_num(lo)} + {idx} * {step} AS VARCHAR) || '..' "
             f"|| CAST({_num(lo)} + ({idx} + 1) * {step} AS VARCHAR) || ')'"
         )
     exprs.append(literal(ROOT))
@@ -347,8 +348,8 @@ def _binary_float_sql(leaves: str, lo: float, hi: float, *, exact: bool = False)
     label = (
         # Go names a range no wider than the tolerance by its lower bound; exact labels
         # do so only for a single value.
-        f"CASE WHEN {'a = b' if exact else f'abs(b - a) <= {delta}'} THEN '(' || {a} || ')' "
-        f"ELSE '(' || {a} || '..' || {b} || ')' END"
+        f"CASE WHEN {'a = b' if exact else f'abs(b - a) <= {delta}'} THEN '[' || {a} || ']' "
+        f"ELSE '[' || {a} || '..' || {b} || ']' END"
     )
     recursion = f"""
         SELECT v, 0, CAST({_num(lo)} AS DOUBLE), CAST({_num(hi)} AS DOUBLE)
@@ -467,8 +468,8 @@ def _float_splits_sql(leaves: str, lo: float, hi: float, *, codes: bool = False)
         options={"lo": lo, "hi": hi, "splits": splits},
         levels=max(splits, 1),
         label=lambda a, b: (
-            f"CASE WHEN {a} = {b} THEN '(' || {text(a)} || ')' "
-            f"ELSE '(' || {text(a)} || '..' || {text(b)} || ')' END"
+            f"CASE WHEN {a} = {b} THEN '[' || {text(a)} || ']' "
+            f"ELSE '[' || {text(a)} || '..' || {text(b)} || ']' END"
         ),
         codes=codes,
     )
