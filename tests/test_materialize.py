@@ -155,6 +155,9 @@ def test_materialize_and_refresh_errors(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("CREATE TABLE taken (x INTEGER)")
     with pytest.raises(ConfigError, match="a table named 'taken' exists"):
         kanon.materialize(con, "pets", k=2, name="taken")
+    # The name is refused before the search, whose k here no release satisfies.
+    with pytest.raises(ConfigError, match="a table named 'taken' exists"):
+        kanon.materialize(con, "pets", k=10**6, name="taken", method="optimal")
     with pytest.raises(ConfigError, match="'nothing' is not a release"):
         kanon.refresh(con, "nothing")
     kanon.materialize(con, "pets", k=2, name="v")

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kanon._anonymize import AnonymizeOptions, AnonymizePlan, plan_anonymize
-from kanon._catalog import check_view_name
+from kanon._catalog import check_view_name, resolve_table
 from kanon._install import install_kernels
 from kanon._owned import claim, drop_stale, helper
 from kanon._sql import ident, literal
@@ -194,10 +194,11 @@ def materialize_global(
     Returns:
         The stored transformation: levels per quasi-identifier, the search's report.
     """
+    # The name is checked first: a name kanon may not take fails before the search runs.
+    check_view_name(con, name, resolve_table(con, table))
     found = search_global(con, table, options, "kanon.materialize(..., method='optimal')")
     plan = found.plan
     source = plan.table
-    check_view_name(con, name, source)
     qis = list(plan.qis)
     objects = [name, helper(name, "meta"), *(helper(name, f"h{j}") for j in range(len(qis)))]
     owned = claim(con, name, objects)
