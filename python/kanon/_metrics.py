@@ -192,36 +192,40 @@ class Metrics:
         return asdict(self)
 
     def __str__(self) -> str:
-        def pct(x: float | None) -> str:
-            return "n/a" if x is None else f"{x:.2%}"
-
-        def num(x: float | None) -> str:
-            if x is None:
-                return "n/a"
-            return f"{x:,}" if isinstance(x, int) else f"{x:,.3f}"
-
         shown = [
-            ("rows", num(self.rows), "rows released"),
-            ("classes", num(self.classes), "groups of rows equal on all quasi-identifiers"),
-            ("smallest class", num(self.min_class), "the k the release achieves"),
-            ("suppressed", num(self.suppressed), "rows with every QI * or left out"),
-            ("GCP", pct(self.gcp), "share of detail lost, 0 none, 100 % every QI *"),
-            ("DM", num(self.dm), "discernibility: sum of class size squared"),
-            ("C_AVG", num(self.c_avg), f"(rows / classes) / k, k = {self.k}: 1 is ideal"),
-            ("cost", num(self.cost), "sum of weight x level / height over cells"),
-            ("loss", pct(self.loss), "GCP weighted, dropped rows losing all"),
-            ("NUE", num(self.nue), "non-uniform entropy (ARX); n/a without one level per QI"),
-            ("DM*", num(self.dm_star), "sum of class size squared, suppressed apart"),
-            ("AECS", num(self.aecs), "average class size"),
-            ("NUE quality", pct(self.nue_quality), "ARX's entropy quality, 100 % nothing lost"),
+            ("rows", number(self.rows), "rows released"),
+            ("classes", number(self.classes), "groups of rows equal on all quasi-identifiers"),
+            ("smallest class", number(self.min_class), "the k the release achieves"),
+            ("suppressed", number(self.suppressed), "rows with every QI * or left out"),
+            ("GCP", percent(self.gcp), "share of detail lost, 0 none, 100 % every QI *"),
+            ("DM", number(self.dm), "discernibility: sum of class size squared"),
+            ("C_AVG", number(self.c_avg), f"(rows / classes) / k, k = {self.k}: 1 is ideal"),
+            ("cost", number(self.cost), "sum of weight x level / height over cells"),
+            ("loss", percent(self.loss), "GCP weighted, dropped rows losing all"),
+            ("NUE", number(self.nue), "non-uniform entropy (ARX); n/a without one level per QI"),
+            ("DM*", number(self.dm_star), "sum of class size squared, suppressed apart"),
+            ("AECS", number(self.aecs), "average class size"),
+            ("NUE quality", percent(self.nue_quality), "ARX's entropy quality, 100 % nothing lost"),
         ]
-        shown += [(f"GCP of {c}", pct(v), "") for c, v in self.gcp_by_column.items()]
+        shown += [(f"GCP of {c}", percent(v), "") for c, v in self.gcp_by_column.items()]
         shown += [
-            (f"NUE quality of {c}", pct(v), "") for c, v in self.nue_quality_by_column.items()
+            (f"NUE quality of {c}", percent(v), "") for c, v in self.nue_quality_by_column.items()
         ]
         width = max(len(a) for a, _, _ in shown)
         digits = max(len(b) for _, b, _ in shown)
         return "\n".join(f"  {a:<{width}}  {b:>{digits}}   {c}".rstrip() for a, b, c in shown)
+
+
+def percent(x: float | None) -> str:
+    """A share as printed in reports: ``12.34%``, ``n/a`` for None."""
+    return "n/a" if x is None else f"{x:.2%}"
+
+
+def number(x: float | None, decimals: int = 3) -> str:
+    """A count or measure as printed in reports: ``1,234`` / ``1.234``, ``n/a`` for None."""
+    if x is None:
+        return "n/a"
+    return f"{x:,}" if isinstance(x, int) else f"{x:,.{decimals}f}"
 
 
 @dataclass(frozen=True)

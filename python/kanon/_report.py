@@ -24,6 +24,7 @@ from kanon._catalog import Table, resolve_table
 from kanon._check import CheckReport, check
 from kanon._core import __version__
 from kanon._inputs import as_table
+from kanon._metrics import number, percent
 from kanon._release import metrics
 from kanon._sql import ident, literal
 from kanon.exceptions import InvalidInputError
@@ -126,19 +127,19 @@ def _side(
         f"SELECT size, sum(size)::BIGINT FROM (SELECT count(*) AS size FROM {table.sql} "
         f"GROUP BY {cols}) GROUP BY size ORDER BY size"
     ).fetchall()
-    counted = f"SELECT *, count(*) OVER (PARTITION BY {cols}) AS __kanon_n FROM {table.sql}"
-    values: dict[str, list[tuple[str, int, int]]] = {}
-    for q in qis:
-        col = ident(table.column(q).name)
-        values[q] = [
-            (str(v), int(safe), int(risk))
-            for v, safe, risk in con.execute(
-                f"SELECT coalesce(CAST({col} AS VARCHAR), 'NULL') AS v, "
-                f"count(*) FILTER (1.0 / __kanon_n <= {literal(threshold)}), "
-                f"count(*) FILTER (1.0 / __kanon_n > {literal(threshold)}) "
-                f"FROM ({counted}) GROUP BY 1 ORDER BY count(*) DESC, 1"
-            ).fetchall()
-        ]
+    # Every QI's values in one pass: the rows unpivoted to (column, value, class size).
+    names = {table.column(q).name: q for q in qis}
+    texts = ", ".join(f"CAST({ident(n)} AS VARCHAR) AS {ident(n)}" for n in names)
+    listed = ", ".join(ident(n) for n in names)
+    at_risk = f'1.0 / "__kanon_n" > {literal(threshold)}'
+    values: dict[str, list[tuple[str, int, int]]] = {q: [] for q in qis}
+    for name, value, safe, risk in con.execute(
+        f'SELECT "__kanon_q", coalesce("__kanon_v", \'NULL\'), count(*) FILTER (NOT {at_risk}), '
+        f"count(*) FILTER ({at_risk}) FROM (SELECT {texts}, count(*) OVER (PARTITION BY "
+        f'{cols}) AS "__kanon_n" FROM {table.sql}) UNPIVOT INCLUDE NULLS '
+        f'("__kanon_v" FOR "__kanon_q" IN ({listed})) GROUP BY 1, 2 ORDER BY 1, count(*) DESC, 2'
+    ).fetchall():
+        values[names[name]].append((str(value), int(safe), int(risk)))
     return _Side(checked, [(int(s), int(r)) for s, r in sizes], values)
 
 
@@ -151,18 +152,25 @@ def _sample(
     and exactly one released row hold those values, they are the same record.
     """
     qi_names = {source.column(q).name.lower() for q in qis}
-    keys = []
-    for col in source.columns:
-        if col.name.lower() in qi_names or not any(
-            r.name == col.name and r.type == col.type for r in release.columns
-        ):
-            continue
-        ((masked,),) = con.execute(
-            f"SELECT coalesce(bool_and(CAST({ident(col.name)} AS VARCHAR) = '*'), true) "
-            f"FROM {release.sql}"
-        ).fetchall()
-        if not masked:
-            keys.append(ident(col.name))
+    kept = [
+        col.name
+        for col in source.columns
+        if col.name.lower() not in qi_names
+        and any(r.name == col.name and r.type == col.type for r in release.columns)
+    ]
+    # A column the release shows as '*' everywhere is an identifier: it matches nothing.
+    masked = (
+        con.execute(
+            "SELECT "
+            + ", ".join(
+                f"coalesce(bool_and(CAST({ident(c)} AS VARCHAR) = '*'), true)" for c in kept
+            )
+            + f" FROM {release.sql}"
+        ).fetchall()[0]
+        if kept
+        else ()
+    )
+    keys = [ident(c) for c, m in zip(kept, masked, strict=True) if not m]
     q_cols = [ident(source.column(q).name) for q in qis]
     header = [*(f"{q} (original)" for q in qis), *(f"{q} (release)" for q in qis)]
     if not keys or n == 0:
@@ -240,14 +248,11 @@ def _values_figure(sides: tuple[_Side, _Side], qis: list[str]) -> go.Figure:
     return fig
 
 
-def _pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.2%}"
+_pct = percent
 
 
 def _num(x: float | None) -> str:
-    if x is None:
-        return "n/a"
-    return f"{x:,}" if isinstance(x, int) else f"{x:,.4f}"
+    return number(x, 4)
 
 
 #: The summary's rows: key, label, one-line legend, formatter.

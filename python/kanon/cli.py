@@ -338,18 +338,14 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
     return 0
 
 
+#: The builders of ``kanon.hierarchy`` that ``kanon hierarchy --kind`` runs.
+HIERARCHY_KINDS = ("intervals", "mask", "dates", "auto", "prefix_words", "suppress")
+
+
 def _cmd_hierarchy(args: argparse.Namespace) -> int:
     from kanon import hierarchy
     from kanon._install import install
 
-    builders: dict[str, Callable[..., Hierarchy]] = {
-        "intervals": hierarchy.intervals,
-        "mask": hierarchy.mask,
-        "dates": hierarchy.dates,
-        "auto": hierarchy.auto,
-        "prefix_words": hierarchy.prefix_words,
-        "suppress": hierarchy.suppress,
-    }
     options: dict[str, Any] = {}
     if args.width is not None:
         options["width"] = int(args.width) if args.width.is_integer() else args.width
@@ -364,7 +360,7 @@ def _cmd_hierarchy(args: argparse.Namespace) -> int:
         source = _read_file(con, args.file, "kanon_cli_view", args)
         _require_columns(con, source, args.file, [args.column])
         con.execute(f"CREATE TABLE input AS SELECT * FROM {ident(source.view)}")
-        build = builders[args.kind]
+        build: Callable[..., Hierarchy] = getattr(hierarchy, args.kind)
         built = build(con, "kanon_cli_hierarchy", table="input", column=args.column, **options)
         built.to_csv(con, args.out)
         print(
@@ -465,7 +461,7 @@ def _parser() -> argparse.ArgumentParser:
     hier.add_argument(
         "--kind",
         required=True,
-        choices=["intervals", "mask", "dates", "auto", "prefix_words", "suppress"],
+        choices=HIERARCHY_KINDS,
         help="intervals (numbers), mask (codes such as ZIP), dates, auto (a balanced tree), "
         "prefix_words (text), suppress (value then *)",
     )

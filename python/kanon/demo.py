@@ -19,10 +19,12 @@ from kanon._check import check
 from kanon._config import configure
 from kanon._install import install
 from kanon._materialize import materialize
+from kanon._owned import helper
 from kanon._release import metrics
 from kanon._sql import ident
 from kanon.datagen import CENSUS_ROLES, census
 from kanon.exceptions import ConfigError
+from kanon.planner.local import label_column
 
 __all__ = ["DEMO_DB", "build_census_hierarchies", "demo_hints", "run_demo"]
 
@@ -148,9 +150,9 @@ def _open(path: Path) -> duckdb.DuckDBPyConnection:
 
 def _people(con: duckdb.DuckDBPyConnection, release: str, qis: list[str]) -> list[str]:
     """Three people from different classes, original beside released, in a sentence each."""
-    rows_t, labels_t = ident(f"{release}__kanon_rows"), ident(f"{release}__kanon_labels")
+    rows_t, labels_t = ident(helper(release, "rows")), ident(helper(release, "labels"))
     originals = ", ".join(f"CAST(s.{ident(q)} AS VARCHAR)" for q in qis)
-    released = ", ".join(f'l."__kanon_label{j}"' for j in range(len(qis)))
+    released = ", ".join(f"l.{label_column(j)}" for j in range(len(qis)))
     picked = con.execute(
         f'WITH g AS (SELECT "__kanon_grp", count(*) AS n, '
         f"count(DISTINCT occupation) AS occupations FROM {rows_t} GROUP BY 1) "
