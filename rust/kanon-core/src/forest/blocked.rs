@@ -187,10 +187,9 @@ fn gather(tuples: &[u32], m: usize, members: &[usize]) -> Vec<u32> {
 
 fn advance(progress: Option<Progress<'_>>, rows: u64, kernel: &'static str) -> Result<()> {
     match progress {
-        Some(report) if !report(rows) => Err(KernelError::InvalidArgument {
-            kernel,
-            message: "cancelled".to_owned(),
-        }),
+        // A refused progress report is the statement's interruption: the same error as a
+        // cancellation seen by the kernel's own polls.
+        Some(report) if !report(rows) => Err(crate::cancel::error(kernel)),
         _ => Ok(()),
     }
 }
