@@ -18,9 +18,8 @@ import pytest
 from kanon import _core
 from kanon._catalog import resolve_table
 from kanon.exceptions import InvalidInputError
-from kanon.hierarchy.base import leaves_from
+from kanon.hierarchy.base import CODE_PREFIX, _dates_sql, leaves_from
 from kanon.hierarchy.numbers import (
-    CODE_PREFIX,
     _binary_float_sql,
     _binary_int_sql,
     _float_splits_sql,
@@ -116,6 +115,50 @@ def test_float_labels_are_the_recursive_ones(
     old = con.execute(_binary_float_sql(leaves, lo, hi, exact=True)).fetchall()
     assert sorted(con.execute(_float_splits_sql(leaves, lo, hi)).fetchall()) == old
     _check_codes(con, _float_splits_sql(leaves, lo, hi, codes=True))
+
+
+# Calendar defaults: across years, decades and the era, with fractions of seconds.
+DATES: list[tuple[str, list[str]]] = [
+    ("DATE", ["'2019-12-31'", "'2020-01-01'", "'2020-01-31'", "'1999-02-03'", "NULL"]),
+    ("DATE", ["'0044-03-15 (BC)'", "'0001-01-01'", "'0009-12-31'", "'0010-01-01'"]),
+    ("TIMESTAMP", ["'2020-01-05 10:00:00'", "'2020-01-05 10:00:00.5'", "'2029-12-31 23:59:59'"]),
+    (
+        "TIMESTAMP WITH TIME ZONE",
+        ["'2020-01-31 23:30:00+00'", "'2020-02-01 00:30:00+05'", "'1969-12-31 23:59:59+00'"],
+    ),
+    ("TIMESTAMP_MS", ["'2024-06-01 00:00:00.001'"]),
+]
+
+
+@pytest.mark.parametrize(("typ", "values"), DATES)
+def test_calendar_codes_follow_the_labels(
+    con: duckdb.DuckDBPyConnection, typ: str, values: list[str]
+) -> None:
+    """The calendar default's codes: dense, in value order, one per label; same labels."""
+    con.execute("SET TimeZone = 'America/Los_Angeles'")  # labels read instants in UTC
+    leaves = _table(con, typ, values)
+    assert default_spec(con, '"t"', "x", typ)["kind"] == "dates"
+    plain = _dates_sql(leaves, typ)
+    coded = _dates_sql(leaves, typ, codes=True)
+    labels = ", ".join(f"level_{i}" for i in range(5))
+    # Compared in SQL: Python has no dates before year 1.
+    for a, b in ((plain, coded), (coded, plain)):
+        rest = f"SELECT {labels} FROM ({a}) EXCEPT ALL SELECT {labels} FROM ({b})"
+        assert con.execute(f"SELECT count(*) FROM ({rest})").fetchall() == [(0,)]
+    codes = ", ".join(f"{CODE_PREFIX}{i}" for i in range(5))
+    rows = con.execute(
+        f"SELECT {labels.replace('level_0', 'NULL')}, {codes} FROM ({coded}) ORDER BY level_0"
+    ).fetchall()
+    assert [r[5] for r in rows] == list(range(len(rows)))  # leaves in value order
+    for level in range(1, 5):
+        seen: dict[Any, int] = {}
+        last = -1
+        for r in rows:
+            code = r[5 + level]
+            assert code in (last, last + 1)  # dense, in value order
+            last = code
+            assert seen.setdefault(r[level], code) == code  # one code per label
+        assert len(set(seen.values())) == len(seen)
 
 
 def test_many_values_match_the_recursive_labels(con: duckdb.DuckDBPyConnection) -> None:

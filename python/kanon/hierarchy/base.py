@@ -274,18 +274,48 @@ def _suppress_sql(leaves: str) -> str:
     return f"SELECT {_level_cols(['v', literal(ROOT)])} FROM ({leaves}) ORDER BY 1"
 
 
-def _dates_sql(leaves: str, typ: str) -> str:
+#: The helper columns of a default hierarchy's codes (see ``numbers.default_select``).
+CODE_PREFIX = "__kanon_node_"
+
+#: The levels above the leaves of a calendar hierarchy: month, year, decade, root.
+DATE_LEVELS = 4
+
+
+def _dates_sql(leaves: str, typ: str, *, codes: bool = False) -> str:
+    """Month, year and decade above every value of ``leaves``, then the root.
+
+    With ``codes``, columns ``CODE_PREFIX || n`` give the leaf's position in value order
+    and its node's dense code at level ``n``. Every level only grows with the value, so
+    a node's code is its rank among the level's few keys present (no sort of labels).
+    """
     # An instant's calendar is read in UTC, whatever the session's TimeZone.
     w = utc("v") if typ == TIMESTAMPTZ else "v"
-    decade = f"(year({w}) - ((year({w}) % 10) + 10) % 10)"
     exprs = [
         "v",
-        f"printf('%04d-%02d', year({w}), month({w}))",
-        f"printf('%04d', year({w}))",
-        f"printf('%04ds', {decade})",
+        "printf('%04d-%02d', y, m - y * 12)",
+        "printf('%04d', y)",
+        "printf('%04ds', d)",
         literal(ROOT),
     ]
-    return f"SELECT {_level_cols(exprs)} FROM ({leaves}) ORDER BY 1"
+    keyed = (
+        f"SELECT v, year({w}) AS y, year({w}) * 12 + month({w}) AS m, "
+        f"year({w}) - ((year({w}) % 10) + 10) % 10 AS d FROM ({leaves})"
+    )
+    if not codes:
+        return f"SELECT {_level_cols(exprs)} FROM ({keyed}) ORDER BY 1"
+    ranks = ", ".join(
+        f"r{key} AS (SELECT {key}, (dense_rank() OVER (ORDER BY {key}) - 1)::UINTEGER AS c "
+        f"FROM (SELECT DISTINCT {key} FROM p))"
+        for key in ("m", "y", "d")
+    )
+    code_exprs = ["c0", "rm.c", "ry.c", "rd.c", "0::UINTEGER"]
+    code_cols = ", ".join(f"{e} AS {ident(f'{CODE_PREFIX}{n}')}" for n, e in enumerate(code_exprs))
+    return (
+        f"WITH p AS (SELECT *, (row_number() OVER (ORDER BY v) - 1)::UINTEGER AS c0 "
+        f"FROM ({keyed})), {ranks} "
+        f"SELECT {_level_cols(exprs)}, {code_cols} "
+        f"FROM p JOIN rm USING (m) JOIN ry USING (y) JOIN rd USING (d)"
+    )
 
 
 def _chunk_tree_sql(leaves: str, depth: int, fanout: int, n: str, first: str, last: str) -> str:

@@ -11,6 +11,8 @@ from kanon._sql import ident, literal
 from kanon._types import DATE_TYPES, FLOAT_TYPES, INT_TYPES
 from kanon.exceptions import InvalidInputError
 from kanon.hierarchy.base import (
+    CODE_PREFIX,
+    DATE_LEVELS,
     ROOT,
     Hierarchy,
     _agg,
@@ -363,10 +365,6 @@ def _binary_float_sql(leaves: str, lo: float, hi: float, *, exact: bool = False)
     return _binary_sql(leaves, recursion, splits, label)
 
 
-#: The helper columns of a default interval hierarchy's codes (see :func:`default_select`).
-CODE_PREFIX = "__kanon_node_"
-
-
 def _splits_kernel_sql(
     leaves: str,
     *,
@@ -610,8 +608,9 @@ def default_select(leaves: str, spec: dict[str, Any], typ: str, *, codes: bool =
     ``spec`` comes from :func:`default_spec`. Interval hierarchies (built by the
     ``kanon_int_splits`` / ``kanon_float_splits`` kernels, which must be installed on
     the connection) leave out leaves outside ``[lo, hi]`` (see :func:`default_outside`);
-    with ``codes`` they add columns ``CODE_PREFIX || n`` for ``n`` = 0 … L: the leaf's
-    position in value order and its node's dense code (in value order) at level ``n``.
+    with ``codes`` they, and calendar hierarchies, add columns ``CODE_PREFIX || n`` for
+    ``n`` = 0 … L: the leaf's position in value order and its node's dense code (in
+    value order) at level ``n``.
     Their rows come in no particular order.
     Use :func:`has_codes` to know whether a spec gets them.
 
@@ -629,17 +628,19 @@ def default_select(leaves: str, spec: dict[str, Any], typ: str, *, codes: bool =
     if kind == "ranks":
         return _ranks_sql(leaves, int(spec["levels"]), typ)
     if kind == "dates":
-        return _dates_sql(leaves, typ)
+        return _dates_sql(leaves, typ, codes=codes)
     return _suppress_sql(leaves)
 
 
 def has_codes(spec: dict[str, Any]) -> bool:
     """Whether :func:`default_select` of ``spec`` can add the code columns."""
-    return spec["kind"] in ("int", "decimal", "float")
+    return spec["kind"] in ("int", "decimal", "float", "dates")
 
 
-def interval_levels(spec: dict[str, Any]) -> int:
-    """The levels above the leaves of an interval default (:func:`has_codes`)."""
+def coded_levels(spec: dict[str, Any]) -> int:
+    """The levels above the leaves of a default with codes (:func:`has_codes`)."""
+    if spec["kind"] == "dates":
+        return DATE_LEVELS
     if spec["kind"] == "float":
         splits = _float_splits(float(spec["lo"]), float(spec["hi"]))
     else:

@@ -100,8 +100,8 @@ def coded_hierarchy(hierarchy: Cte, q: QuasiIdentifier, src: str) -> str:
     plus a NULL leaf
     right under the root when the column holds NULLs (``vk`` and ``k`` NULL).
 
-    A default interval hierarchy brings its codes (``c0 … cL``, in value order): taken
-    as they are where they are dense over ``src``'s values, else ranked.
+    A default interval or calendar hierarchy brings its codes (``c0 … cL``, in value
+    order): taken as they are where they are dense over ``src``'s values, else ranked.
     """
     top = q.height
     c = ident(q.column.name)

@@ -14,14 +14,13 @@ from typing import TYPE_CHECKING, Any
 from kanon._catalog import Column, Table, UnknownTableError, resolve_columns, resolve_table
 from kanon._sql import ident
 from kanon.exceptions import ConfigError, HierarchyError
-from kanon.hierarchy.base import leaves_from, value_text
+from kanon.hierarchy.base import CODE_PREFIX, leaves_from, value_text
 from kanon.hierarchy.numbers import (
-    CODE_PREFIX,
+    coded_levels,
     default_select,
     default_spec,
     default_specs,
     has_codes,
-    interval_levels,
 )
 from kanon.planner.sql import Cte, internal, with_query
 
@@ -57,9 +56,9 @@ class QuasiIdentifier:
     level0_type: str  # type of the hierarchy's level-0 column
     weight: float
     default: dict[str, Any] | None = None  # the type default's spec (no hierarchy table)
-    # A default interval hierarchy's select also has its nodes' codes (level 0 first, in
-    # value order: see default_select); they are dense over the values of codes_over
-    # (the relation it was built from), merely ordered over any other.
+    # A default interval or calendar hierarchy's select also has its nodes' codes (level
+    # 0 first, in value order: see default_select); they are dense over the values of
+    # codes_over (the relation it was built from), merely ordered over any other.
     codes: bool = False
     codes_over: str | None = None
     # The QI's priority, a whole number >= 1, lower = more important: from the call's
@@ -97,7 +96,7 @@ def hierarchy_of(
         if codes and domain is None:
             # Known without binding the select (which takes a while): its leaves are
             # the column's own values.
-            labels = tuple(f"level_{i}" for i in range(interval_levels(spec) + 1))
+            labels = tuple(f"level_{i}" for i in range(coded_levels(spec) + 1))
             level0 = col.type
         else:
             described = con.execute(f"DESCRIBE {select}").fetchall()
@@ -125,7 +124,8 @@ def hierarchy_of(
 def hierarchy_select(q: QuasiIdentifier) -> str:
     """The hierarchy with its level-0 value as text ``k`` and labels ``l1 … lL``.
 
-    A default interval hierarchy adds its codes ``c0 … cL`` and its level-0 value ``v``.
+    A default interval or calendar hierarchy adds its codes ``c0 … cL`` and its level-0
+    value ``v``.
     """
     cols = [ident(c) for c in q.labels]
     exprs = [f"{value_text(cols[0], q.level0_type)} AS k"]
