@@ -21,6 +21,9 @@
 //!   rises as nodes get classified); from a large base, nodes that differ high in the
 //!   lattice first roll up a **hub**, the finest node below two of them, which later
 //!   nodes above it roll up from (`State::hub`);
+//! * phase 1 bisects a path of nodes for its first node within the suppression limit,
+//!   probing first where a **guess** puts it (the rows below k each node would have if
+//!   the attributes were independent, estimated on a sample; `guess`), then next to it;
 //! * every feasible node met while classifying gives an **incumbent** cost; unclassified
 //!   nodes whose lower bound exceeds it are not classified at all (the bound only grows
 //!   going up, so neither they nor their coarser nodes can win);
@@ -41,9 +44,11 @@
 //! Files: `types` (options, results, limits), `search` (the search context: grouping and
 //! evaluating a node), `models` (the privacy models' checks), `input` (their input and a
 //! node's verdict), `group` (sums by packed key), `keys` (levels packed into keys),
-//! `walk` (the branch-and-bound walk) and `optimal` (the entry points).
+//! `guess` (where a path turns within the limit), `walk` (the branch-and-bound walk) and
+//! `optimal` (the entry points).
 
 pub(crate) mod group;
+mod guess;
 mod input;
 mod keys;
 mod models;

@@ -9,7 +9,7 @@ use super::group::{sum_items, PackedKey, PARALLEL_ITEMS};
 use super::input::{ModelInput, Verdict};
 use super::keys::key_bits;
 use super::types::{
-    Class, LatticeOptions, Metric, NodeEval, HUB_CANDIDATES, KERNEL, MAX_NODES, TIE,
+    Class, LatticeOptions, Metric, NodeEval, GUESS_TUPLES, HUB_CANDIDATES, KERNEL, MAX_NODES, TIE,
 };
 use crate::error::{KernelError, Result};
 use crate::hierarchy::{check_histogram, Hierarchy};
@@ -58,6 +58,9 @@ pub(super) struct Search<'a> {
     /// Nodes phase 1 may still check that must lie above a hub ([`State::hub`]):
     /// [`HUB_CANDIDATES`], changed only by tests.
     pub(super) hub_candidates: usize,
+    /// Tuples from which phase 1 guesses where a path turns within the limit
+    /// ([`super::guess`]): [`GUESS_TUPLES`], changed only by tests.
+    pub(super) guess_tuples: usize,
 }
 
 impl<'a> Search<'a> {
@@ -177,6 +180,7 @@ impl<'a> Search<'a> {
             rows,
             narrow: bits.iter().sum::<u32>() <= 63,
             hub_candidates: HUB_CANDIDATES,
+            guess_tuples: GUESS_TUPLES,
             bits,
             shift,
             parent,

@@ -101,3 +101,7 @@ pub(super) type Class<K> = (K, u64);
 /// Nodes phase 1 may still check that must lie above a hub (see `walk::State::hub`): a
 /// hub pays only when enough nodes will roll up from it.
 pub(super) const HUB_CANDIDATES: usize = 100;
+
+/// Histograms of fewer tuples get no guess of where a path turns within the limit (see
+/// `guess::Guess`): checking their nodes is cheap.
+pub(super) const GUESS_TUPLES: usize = 1 << 16;
