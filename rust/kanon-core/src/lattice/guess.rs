@@ -1,21 +1,23 @@
 //! A guess, before a node is checked, of whether its rows below k exceed the suppression
 //! limit: the rows below k it would have if its attributes were independent, estimated
-//! on a sample of the histogram. Phase 1 probes a path first where the guess puts its
-//! lowest node within the limit; only the order of the checks depends on the guess,
+//! on a sample of the histogram. Phase 1 probes a path first around the node where the
+//! guess puts it within the limit; only the order of the checks depends on the guess,
 //! never a status or the result.
 
 use super::search::Search;
 
 /// Tuples of the histogram the guess reads (every n-th).
-const SAMPLE: usize = 4096;
+const SAMPLE: usize = 2048;
 
 pub(super) struct Guess {
-    /// Sampled tuples (indices into the histogram).
-    sample: Vec<usize>,
+    /// Per sampled tuple, its count and, per attribute and level, `ln(rows / N)` of its
+    /// label: `shares[s · width + offset[j] + l]` (levels outside the lattice unused).
+    counts: Vec<u64>,
+    shares: Vec<f64>,
+    offset: Vec<usize>,
+    width: usize,
     /// The histogram's rows over the sample's.
     scale: f64,
-    /// `ln(rows / N)` per attribute, level and label (levels outside the lattice empty).
-    log_share: Vec<Vec<Vec<f64>>>,
     /// `ln N`.
     log_rows: f64,
 }
@@ -23,40 +25,43 @@ pub(super) struct Guess {
 impl Guess {
     /// The guess over `search`'s histogram, or None below `min_tuples` tuples.
     pub(super) fn new(search: &Search<'_>, min_tuples: usize) -> Option<Self> {
+        let (m, options) = (search.m, search.options);
         let tuples = search.counts.len();
         if tuples < min_tuples.max(1) {
             return None;
         }
-        let options = search.options;
         let rows: u64 = search.counts.iter().sum();
         let sample: Vec<usize> = (0..tuples).step_by(tuples.div_ceil(SAMPLE)).collect();
-        let sampled: u64 = sample.iter().map(|&t| search.counts[t]).sum();
+        let counts: Vec<u64> = sample.iter().map(|&t| search.counts[t]).collect();
+        let sampled: u64 = counts.iter().sum();
         if rows == 0 || sampled == 0 {
             return None;
         }
         let log_rows = (rows as f64).ln();
-        let log_share = (0..search.m)
-            .map(|j| {
-                let per_leaf = search.rows_per_leaf(j);
-                let (lo, hi) = (options.min_level[j], options.max_level[j]);
-                (0..=search.hierarchies[j].height() as u32)
-                    .map(|l| {
-                        if l < lo || l > hi {
-                            return Vec::new();
-                        }
-                        search
-                            .rows_per_label(j, &per_leaf, l as usize)
-                            .iter()
-                            .map(|&c| (c.max(1) as f64).ln() - log_rows)
-                            .collect()
-                    })
-                    .collect()
-            })
-            .collect();
+        let mut offset = Vec::with_capacity(m);
+        let mut width = 0;
+        for h in search.hierarchies {
+            offset.push(width);
+            width += h.height() + 1;
+        }
+        let mut shares = vec![0.0; sample.len() * width];
+        for j in 0..m {
+            let per_leaf = search.rows_per_leaf(j);
+            for l in options.min_level[j]..=options.max_level[j] {
+                let per_label = search.rows_per_label(j, &per_leaf, l as usize);
+                let level = search.hierarchies[j].level(l as usize);
+                for (s, &t) in sample.iter().enumerate() {
+                    let rows = per_label[level[search.tuples[t * m + j] as usize] as usize];
+                    shares[s * width + offset[j] + l as usize] = (rows as f64).ln() - log_rows;
+                }
+            }
+        }
         Some(Self {
-            sample,
+            counts,
+            shares,
+            offset,
+            width,
             scale: rows as f64 / sampled as f64,
-            log_share,
             log_rows,
         })
     }
@@ -64,22 +69,22 @@ impl Guess {
     /// Whether the node at `levels` is guessed over the limit: a row whose labels have
     /// shares `p_j` of the rows shares its class with Poisson(N · Π p_j) others.
     pub(super) fn over(&self, search: &Search<'_>, levels: &[u32]) -> bool {
-        let (m, k) = (search.m, search.options.k);
-        let mut below = 0.0;
-        for &t in &self.sample {
-            let row = &search.tuples[t * m..(t + 1) * m];
-            let log_mean = row
-                .iter()
-                .zip(levels)
-                .enumerate()
-                .map(|(j, (&leaf, &l))| {
-                    let label = search.hierarchies[j].generalize(l as usize, leaf);
-                    self.log_share[j][l as usize][label as usize]
-                })
-                .sum::<f64>()
-                + self.log_rows;
-            below += search.counts[t] as f64 * at_most(log_mean.exp(), k.saturating_sub(2));
-        }
+        let k = search.options.k;
+        let at: Vec<usize> = self
+            .offset
+            .iter()
+            .zip(levels)
+            .map(|(&o, &l)| o + l as usize)
+            .collect();
+        let below: f64 = self
+            .shares
+            .chunks_exact(self.width)
+            .zip(&self.counts)
+            .map(|(shares, &count)| {
+                let log_mean = self.log_rows + at.iter().map(|&i| shares[i]).sum::<f64>();
+                count as f64 * at_most(log_mean.exp(), k.saturating_sub(2))
+            })
+            .sum();
         below * self.scale > search.options.max_suppressed as f64
     }
 }

@@ -22,8 +22,9 @@
 //!   lattice first roll up a **hub**, the finest node below two of them, which later
 //!   nodes above it roll up from (`State::hub`);
 //! * phase 1 bisects a path of nodes for its first node within the suppression limit,
-//!   probing first where a **guess** puts it (the rows below k each node would have if
-//!   the attributes were independent, estimated on a sample; `guess`), then next to it;
+//!   probing first the last node a **guess** puts over it (the rows below k each node
+//!   would have if the attributes were independent, estimated on a sample; `guess`),
+//!   then the next one, which rolls up from it;
 //! * every feasible node met while classifying gives an **incumbent** cost; unclassified
 //!   nodes whose lower bound exceeds it are not classified at all (the bound only grows
 //!   going up, so neither they nor their coarser nodes can win);
