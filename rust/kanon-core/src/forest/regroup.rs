@@ -280,9 +280,11 @@ impl Pool {
             if tried >= 2 && lowest * 100 > before * CLOSE {
                 break;
             }
-            let candidate = self.k_member(seed);
-            if self.cost(&candidate) * 100 <= before * PROMISING {
-                polish(candidate, &mut lowest);
+            // A clustering over PROMISING % is not polished: stop building it there.
+            if let Some(candidate) = self.k_member(seed, before * PROMISING) {
+                if self.cost(&candidate) * 100 <= before * PROMISING {
+                    polish(candidate, &mut lowest);
+                }
             }
         }
         best.map(|(mut groups, cost)| {
@@ -423,8 +425,9 @@ impl Pool {
     /// Greedy k-member clustering from seed row `first`: grow a group from a seed by the
     /// row that raises its cost least until it has `k` rows; the next seed is the row
     /// left that is farthest from the previous seed; the last fewer than `k` rows join
-    /// the group where each costs least.
-    fn k_member(&self, first: usize) -> Vec<Vec<usize>> {
+    /// the group where each costs least. None once 100 times the cost of the groups
+    /// grown so far exceeds `limit` (rows joining groups only raise it).
+    fn k_member(&self, first: usize, limit: u128) -> Option<Vec<Vec<usize>>> {
         let (m, k, n) = (self.m, self.k, self.len());
         let mut free = vec![true; n];
         let mut left = n;
@@ -444,6 +447,7 @@ impl Pool {
         let mut own_distinct = vec![0usize; sets];
         let mut counts: Vec<u32> = Vec::new();
         let mut distinct: Vec<usize> = Vec::new();
+        let mut grown_cost = 0u128;
         while left >= k {
             free[seed] = false;
             left -= 1;
@@ -495,6 +499,11 @@ impl Pool {
                 }
                 self.count_row(i, 1, &mut own_counts, &mut own_distinct, &mut []);
             }
+            let set_units: u64 = (0..sets).map(|s| self.set_units(s, own_distinct[s])).sum();
+            grown_cost += rows.len() as u128 * u128::from(self.units(&own) + set_units);
+            if grown_cost * 100 > limit {
+                return None;
+            }
             groups.push(rows);
             ranges.extend_from_slice(&own);
             counts.extend_from_slice(&own_counts);
@@ -534,7 +543,7 @@ impl Pool {
                 &mut [],
             );
         }
-        groups
+        Some(groups)
     }
 
     /// Moves (from groups of more than `k` rows) and swaps of single rows between the
@@ -867,7 +876,12 @@ mod tests {
             proptest::prop_assert_eq!(pool.cost(&searched), naive(&searched));
             proptest::prop_assert!(searched.iter().all(|g| g.len() >= k));
             // k-member clustering and the cuts make partitions into groups of k.
-            for candidate in [pool.k_member(0), pool.cut_all()] {
+            // k-member clustering stops only past its limit: within 100 times its cost it
+            // runs to the end.
+            let full = pool.k_member(0, u128::MAX).unwrap();
+            let limit = pool.cost(&full) * 100;
+            proptest::prop_assert_eq!(pool.k_member(0, limit), Some(full.clone()));
+            for candidate in [full, pool.cut_all()] {
                 proptest::prop_assert!(candidate.iter().all(|g| g.len() >= k));
                 let mut all: Vec<usize> = candidate.concat();
                 all.sort_unstable();
