@@ -310,22 +310,22 @@ def local_release(
     rows_sql: str,
     labels: str,
     *,
-    labelled: bool = False,
+    range_labels: Cte | None = None,
 ) -> tuple[str, str]:
     """The release and assignment queries of a local recoding.
 
     ``rows_sql`` selects every source row (alias-free ``SELECT``) with its leaf codes,
     :data:`GROUP` and :func:`level_column` ``j`` (per QI ``j``, the level of the group's
     lowest common hierarchy node). ``labels``: ``'hierarchy'``, ``'range'`` or
-    ``'mondrian'`` (ranges for numbers and dates, hierarchy nodes for the rest). With
-    ``labelled``, the rows also carry the range labels (:func:`range_column`);
-    otherwise they are aggregated from the rows here.
+    ``'mondrian'`` (ranges for numbers and dates, hierarchy nodes for the rest). The
+    range labels (:func:`range_column`) come from ``range_labels`` (one row per group,
+    already among ``ctes``), else they are aggregated from the rows here.
     """
     m = len(qis)
     assigned = Cte(internal("assigned"), rows_sql)
     ctes = [*ctes, assigned]
     ranged = [j for j, q in enumerate(qis) if uses_range(q, labels)]
-    if ranged and not labelled:
+    if ranged and range_labels is None:
         cols = {j: ident(qis[j].column.name) for j in ranged}
         aggs = ", ".join(
             range_label(qis[j], value_text(cols[j], qis[j].column.type), cols[j], "1")
@@ -340,7 +340,7 @@ def local_release(
 
     def generalized(j: int) -> str:
         if j in ranged:
-            return f"{'a' if labelled else 'lb'}.{range_column(j)}"
+            return f"lb.{range_column(j)}"
         lvl = f"a.{level_column(j)}"
         return (
             f"CASE WHEN {lvl} = {qis[j].height} THEN {literal(ROOT)} "
@@ -353,7 +353,7 @@ def local_release(
         for j in range(m)
         if j not in ranged
     )
-    if ranged and not labelled:
+    if ranged and range_labels is not None:
         joins += f" JOIN {range_labels.ref} lb USING ({GROUP})"
     source = ", ".join(f"a.{ident(c.name)}" for c in table.columns)
     return (

@@ -13,8 +13,15 @@ import json
 
 from kanon._models import model_args
 from kanon._sql import literal
-from kanon.planner.coding import code_column, code_columns, coded_ctes, hierarchy_lists
-from kanon.planner.hierarchies import priority_weights
+from kanon.hierarchy.base import ROOT
+from kanon.planner.coding import (
+    Coded,
+    code_column,
+    code_columns,
+    coded_ctes,
+    hierarchy_lists,
+)
+from kanon.planner.hierarchies import QuasiIdentifier, priority_weights
 from kanon.planner.labels import is_ordered, range_label, uses_range
 from kanon.planner.local import (
     GROUP,
@@ -72,41 +79,88 @@ def mondrian_sql(request: Request) -> tuple[str, str]:
     )
     # Tuples with their group and levels first (the build side of the join to the rows).
     joined, tuple_groups = tuple_groups_ctes(coded, kernel, m)
-    codes = [code_column(j) for j in range(m)]
     ctes = [*coded.ctes, *extra.ctes, *keys, *packs.ctes, kernel, *joined]
     ranged = [j for j, q in enumerate(qis) if uses_range(q, labels)]
-    labelled = tuple_groups
+    range_labels = None
     if ranged:
-        aggs = ", ".join(
-            range_label(qis[j], f"v{j}.k", f"k{j}.val", "tg.n") + f" AS {range_column(j)}"
-            for j in ranged
-        )
-        joins = " ".join(
-            f"JOIN {coded.values[j].ref} v{j} ON v{j}.a0 = tg.{codes[j]} "
-            f"JOIN {keys[j].ref} k{j} ON k{j}.a0 = tg.{codes[j]}"
-            for j in ranged
-        )
-        range_labels = Cte(
-            internal("range_labels"),
-            f"SELECT tg.{GROUP}, {aggs} FROM {tuple_groups.ref} tg {joins} GROUP BY tg.{GROUP}",
-        )
-        labelled = Cte(
-            internal("tuple_labels"),
-            "SELECT tg.*, "
-            + ", ".join(f"lb.{range_column(j)}" for j in ranged)
-            + f" FROM {tuple_groups.ref} tg JOIN {range_labels.ref} lb USING ({GROUP})",
-            materialized=True,
-        )
-        ctes += [range_labels, labelled]
-    carried = [f"t.{GROUP}", level_columns(m, "t")]
-    carried += [f"t.{range_column(j)}" for j in ranged]
+        bounds, range_labels = _range_labels(qis, ranged, coded, keys, tuple_groups)
+        ctes += [bounds, range_labels]
     rows_sql = (
-        f"SELECT r.*, {', '.join(carried)} FROM {coded.rows.ref} r "
-        f"JOIN {labelled.ref} t USING ({code_columns(m)})"
+        f"SELECT r.*, t.{GROUP}, {level_columns(m, 't')} FROM {coded.rows.ref} r "
+        f"JOIN {tuple_groups.ref} t USING ({code_columns(m)})"
     )
     return local_release(
-        table, qis, request.identifiers, coded, ctes, rows_sql, labels, labelled=True
+        table, qis, request.identifiers, coded, ctes, rows_sql, labels, range_labels=range_labels
     )
+
+
+def _range_labels(
+    qis: list[QuasiIdentifier],
+    ranged: list[int],
+    coded: Coded,
+    keys: list[Cte],
+    tuple_groups: Cte,
+) -> tuple[Cte, Cte]:
+    """Every group's range labels (:func:`range_column`) of the QIs ``ranged``.
+
+    An ordered QI's label comes from its group's least and greatest leaf alone, found by
+    ``min`` and ``max`` over the tuples: of the leaf code where the hierarchy's codes
+    follow the values (default interval and calendar hierarchies), else of the leaf key
+    (distinct per leaf, in value order); the NULL leaf's is the greatest either way (see
+    :func:`key_ctes`). Only the groups then look their two leaves up. The labels are
+    :func:`range_label`'s: one value, ``[lo..hi]``, NULL for NULLs only, ``'*'`` for NULLs
+    and values. Unordered QIs (value sets) are aggregated by :func:`range_label`.
+    """
+    codes = [code_column(j) for j in range(len(qis))]
+    ordered = [j for j in ranged if is_ordered(qis[j])]
+    by_code = [j for j in ordered if qis[j].codes]
+    aggs = [
+        f"min(tg.{codes[j]}) AS lo{j}, max(tg.{codes[j]}) AS hi{j}"
+        if j in by_code
+        else f"min(k{j}.x) AS lo{j}, max(k{j}.x) AS hi{j}"
+        for j in ordered
+    ]
+    aggs += [
+        range_label(qis[j], f"v{j}.k", f"k{j}.val", "tg.n") + f" AS {range_column(j)}"
+        for j in ranged
+        if j not in ordered
+    ]
+    joins = " ".join(
+        f"JOIN {keys[j].ref} k{j} ON k{j}.a0 = tg.{codes[j]}"
+        + ("" if j in ordered else f" JOIN {coded.values[j].ref} v{j} ON v{j}.a0 = tg.{codes[j]}")
+        for j in ranged
+        if j not in by_code
+    )
+    bounds = Cte(
+        internal("range_bounds"),
+        f"SELECT tg.{GROUP}, {', '.join(aggs)} FROM {tuple_groups.ref} tg {joins} "
+        f"GROUP BY tg.{GROUP}",
+    )
+
+    def label(j: int) -> str:
+        if j not in ordered:
+            return f"b.{range_column(j)}"
+        lo, hi = f"vl{j}.k", f"vh{j}.k"
+        return (
+            f"CASE WHEN {lo} IS NULL THEN NULL WHEN {hi} IS NULL THEN {literal(ROOT)} "
+            f"WHEN b.lo{j} = b.hi{j} THEN {lo} ELSE '[' || {lo} || '..' || {hi} || ']' END "
+            f"AS {range_column(j)}"
+        )
+
+    def leaf(j: int, end: str, alias: str) -> str:
+        found = f"JOIN {coded.values[j].ref} {alias} ON {alias}.a0 = "
+        if j in by_code:
+            return found + f"b.{end}{j}"
+        return f"JOIN {keys[j].ref} k{alias} ON k{alias}.x = b.{end}{j} {found}k{alias}.a0"
+
+    ends = " ".join(
+        leaf(j, end, f"v{e}{j}") for j in ordered for e, end in (("l", "lo"), ("h", "hi"))
+    )
+    labels = Cte(
+        internal("range_labels"),
+        f"SELECT b.{GROUP}, {', '.join(label(j) for j in ranged)} FROM {bounds.ref} b {ends}",
+    )
+    return bounds, labels
 
 
 MONDRIAN = Method("mondrian", "kanon_mondrian", mondrian_sql)
