@@ -17,6 +17,7 @@ import pytest
 
 from kanon import _core
 from kanon._catalog import resolve_table
+from kanon._types import position
 from kanon.exceptions import InvalidInputError
 from kanon.hierarchy.base import CODE_PREFIX, _dates_sql, leaves_from
 from kanon.hierarchy.numbers import (
@@ -27,7 +28,9 @@ from kanon.hierarchy.numbers import (
     default_spec,
     default_specs,
 )
-from kanon.planner.hierarchies import resolve_qis
+from kanon.planner.coding import coded_hierarchy
+from kanon.planner.hierarchies import hierarchy_cte, resolve_qis
+from kanon.planner.measures import exact_positions
 
 if TYPE_CHECKING:
     import duckdb
@@ -268,3 +271,30 @@ def test_splits_kernels_on_arrow() -> None:
         _core.float_splits(
             pa.array([[math.nan]], f64s), pa.array(['{"lo": 0.0, "hi": 1.0, "splits": 2}'])
         )
+
+
+@pytest.mark.parametrize(
+    ("typ", "values"),
+    [
+        ("BIGINT", ["-5", "3", "7", "NULL"]),
+        # Beyond doubles' integers: positions collide, so both give ranks.
+        ("BIGINT", ["1152921504606846977", "1152921504606846978", "1152921504606846980"]),
+        ("DATE", ["'2020-01-01'", "'0044-03-15 (BC)'", "NULL"]),
+    ],
+)
+def test_positions_ranked_by_leaf_code_are_the_sorted_ranks(
+    con: duckdb.DuckDBPyConnection, typ: str, values: list[str]
+) -> None:
+    """Ranks from a coded default's leaf codes equal the ranks of a sort of the values."""
+    _table(con, typ, values)
+    q = resolve_qis(con, resolve_table(con, "t"), ("x",), [])[0]
+    assert q.codes
+    h = hierarchy_cte(0, q)
+    coded = coded_hierarchy(h, q, '"t"')
+    points = (
+        f"WITH {h.ref} AS ({h.sql}), p0 AS (SELECT a0, {position('vk', q.column.type)} AS x, "
+        f"vk AS val FROM ({coded}))"
+    )
+    plain = f"{points} {exact_positions('p0')} ORDER BY a0"
+    ranked = f"{points} {exact_positions('p0', ranked=True)} ORDER BY a0"
+    assert con.execute(ranked).fetchall() == con.execute(plain).fetchall()

@@ -100,7 +100,7 @@ def key_ctes(table: Table, qis: list[QuasiIdentifier], coded: Coded) -> list[Cte
             # Positions that cannot measure the values (NaN, ±inf, overflowing spans,
             # integers beyond doubles) become ranks.
             sql = (
-                f"WITH p0 AS ({p}), p AS ({exact_positions('p0')}) "
+                f"WITH p0 AS ({p}), p AS ({exact_positions('p0', ranked=q.codes)}) "
                 "SELECT a0, coalesce(x, (SELECT coalesce(max(x) + greatest(max(x) - min(x), "
                 "1.0), 0.0) FROM p)) AS x, x AS raw, val FROM p"
             )

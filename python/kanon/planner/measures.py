@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 __all__ = ["exact_positions", "ncp_sql", "value_points"]
 
 
-def exact_positions(points: str) -> str:
+def exact_positions(points: str, *, ranked: bool = False) -> str:
     """SQL of ``points`` with its positions ``x`` made ranks where they cannot measure.
 
     ``points`` is a relation with columns ``x`` (a :func:`position`) and ``val`` (the
@@ -25,19 +25,24 @@ def exact_positions(points: str) -> str:
     (HUGEINT, DECIMAL(38)) and are useless for NaN, ±inf or spans that overflow (±1e308,
     or 0 and 1e308 once the NULL leaf's key is placed a span beyond the largest). Then
     every value's ``x`` is its rank among the distinct values (1, 2, ..., in DuckDB's
-    order, NaN last); a NULL value keeps a NULL ``x``.
+    order, NaN last); a NULL value keeps a NULL ``x``. With ``ranked``, ``points`` holds
+    one row per distinct value and a column ``a0`` of its position in value order (a
+    hierarchy's leaf codes where they follow the values), which gives the ranks without
+    a sort.
     """
     # The NULL leaf's key lies one span beyond the largest (kanon.planner.local.key_ctes):
     # it and the span up to it must be finite too.
     beyond = "(max(x) + greatest(max(x) - min(x), 1.0))"
+    values = "count(val)" if ranked else "count(DISTINCT val)"
     usable = (
         f"(SELECT coalesce(bool_and(isfinite(x)) AND isfinite({beyond} - min(x)) "
-        f"AND isfinite({beyond}) AND count(DISTINCT x) = count(DISTINCT val), TRUE) "
+        f"AND isfinite({beyond}) AND count(DISTINCT x) = {values}, TRUE) "
         f"FROM {points} WHERE val IS NOT NULL)"
     )
+    rank = "a0 + 1" if ranked else "dense_rank() OVER (ORDER BY val)"
     return (
         f"SELECT * REPLACE (CASE WHEN {usable} THEN x WHEN val IS NULL THEN NULL "
-        "ELSE CAST(dense_rank() OVER (ORDER BY val) AS DOUBLE) END AS x) "
+        f"ELSE CAST({rank} AS DOUBLE) END AS x) "
         f"FROM {points}"
     )
 

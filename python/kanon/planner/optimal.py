@@ -109,7 +109,7 @@ def _node_loss(table: Table, qis: list[QuasiIdentifier], coded: Coded) -> tuple[
                     f"{value_points(q, table.sql)} d ON v.k = d.key"
                 )
             # Positions that cannot measure the values (NaN, ±inf, beyond doubles): ranks.
-            sql = f"WITH p0 AS ({values}) {exact_positions('p0')}"
+            sql = f"WITH p0 AS ({values}) {exact_positions('p0', ranked=q.codes)}"
         points = Cte(internal(f"points{j}"), sql)
         ctes.append(points)
         domain = f"(SELECT count(k) AS card, min(x) AS lo, max(x) AS hi FROM {points.ref})"
