@@ -232,10 +232,16 @@ def _missing(table: Table, q: QuasiIdentifier, key: str) -> str:
 
 
 def hierarchy_lists(coded: Coded, qis: list[QuasiIdentifier]) -> str:
-    """SQL of a ``UINTEGER[][][]``: per QI, per level, the label code of every leaf."""
+    """SQL of a ``UINTEGER[][][]``: per QI, per level, the label code of every leaf.
+
+    The leaves are sorted once, as one list of every level's code, then split by level
+    (a list per level ordered by the leaf sorts as often as there are levels).
+    """
     return ", ".join(
         "(SELECT ["
-        + ", ".join(f"list(a{i} ORDER BY a0)" for i in range(q.height + 1))
-        + f"] FROM {coded.values[j].ref})"
+        + ", ".join(f"list_transform(s, lambda e: e.a{i})" for i in range(q.height + 1))
+        + "] FROM (SELECT list({"
+        + ", ".join(f"'a{i}': a{i}" for i in range(q.height + 1))
+        + f"}} ORDER BY a0) AS s FROM {coded.values[j].ref}))"
         for j, q in enumerate(qis)
     )
