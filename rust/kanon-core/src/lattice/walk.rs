@@ -665,6 +665,31 @@ mod tests {
         }
     }
 
+    /// A seeded stream of draws below `n` (a linear congruential generator).
+    fn draws(seed: u64) -> impl FnMut(u32) -> u32 {
+        let mut state = seed;
+        move |n| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            ((state >> 33) % u64::from(n)) as u32
+        }
+    }
+
+    /// The loss metric over `m` attributes of 4 levels each, suppressed rows kept.
+    fn loss_options(m: usize, k: u64, max_suppressed: u64) -> LatticeOptions {
+        LatticeOptions {
+            k,
+            max_suppressed,
+            keep_suppressed: true,
+            min_level: vec![0; m],
+            max_level: vec![3; m],
+            weights: vec![1.0; m],
+            metric: Metric::Loss,
+            node_loss: Vec::new(),
+        }
+    }
+
     /// Hubs change where nodes roll up from, never the result: the same optimum, cost
     /// and suppressed tuples with hubs wherever allowed and with none, on a histogram
     /// large enough for hubs (checked: they add roll-ups).
@@ -677,27 +702,12 @@ mod tests {
         let top = vec![0; leaves as usize];
         let hierarchy = Hierarchy::try_from_levels(&[&leaf, &mid, &high, &top]).unwrap();
         let hierarchies = vec![hierarchy; m];
-        let mut state = 12_345u64;
-        let mut next = |n: u32| {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            ((state >> 33) % u64::from(n)) as u32
-        };
+        let mut next = draws(12_345);
         let rows = 150_000;
         let tuples: Vec<u32> = (0..rows * m).map(|_| next(leaves)).collect();
         let counts = vec![1u64; rows];
         for max_suppressed in [0, 10_000] {
-            let options = LatticeOptions {
-                k: 5,
-                max_suppressed,
-                keep_suppressed: true,
-                min_level: vec![0; m],
-                max_level: vec![3; m],
-                weights: vec![1.0; m],
-                metric: Metric::Loss,
-                node_loss: Vec::new(),
-            };
+            let options = loss_options(m, 5, max_suppressed);
             let input = ModelInput::default();
             let mut search =
                 Search::new(&tuples, m, &counts, &hierarchies, &options, &input).unwrap();
@@ -729,13 +739,7 @@ mod tests {
         let high: Vec<u32> = (0..leaves).map(|x| x / 6).collect();
         let top = vec![0; leaves as usize];
         let hierarchy = Hierarchy::try_from_levels(&[&leaf, &mid, &high, &top]).unwrap();
-        let mut state = 99u64;
-        let mut next = |n: u32| {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            ((state >> 33) % u64::from(n)) as u32
-        };
+        let mut next = draws(99);
         for (shape, m) in [(0, 4), (1, 5), (2, 3)] {
             let hierarchies = vec![hierarchy.clone(); m];
             let mut tuples = Vec::new();
@@ -754,16 +758,7 @@ mod tests {
                 counts.push(u64::from(next(4)) + 1);
             }
             for (k, max_suppressed) in [(2, 0), (5, 100), (20, 1_000)] {
-                let options = LatticeOptions {
-                    k,
-                    max_suppressed,
-                    keep_suppressed: true,
-                    min_level: vec![0; m],
-                    max_level: vec![3; m],
-                    weights: vec![1.0; m],
-                    metric: Metric::Loss,
-                    node_loss: Vec::new(),
-                };
+                let options = loss_options(m, k, max_suppressed);
                 let input = ModelInput::default();
                 let mut search =
                     Search::new(&tuples, m, &counts, &hierarchies, &options, &input).unwrap();
