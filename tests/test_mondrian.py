@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 import kanon
 import kanon.planner.forest
 import kanon.planner.mondrian
+import kanon.planner.packs
 from kanon.exceptions import InvalidInputError
 from tests.strategies import tables
 from tests.test_anonymize import _configure, _load, _min_class, _untruthful
@@ -87,6 +88,7 @@ def _check(
     k_seed=st.integers(1, 1000),
     labels=st.sampled_from([None, "hierarchy", "range"]),
     pack=st.sampled_from([None, 3, 7]),
+    sampled=st.booleans(),
 )
 def test_mondrian_is_k_anonymous_truthful_and_complete(
     con: duckdb.DuckDBPyConnection,
@@ -95,9 +97,12 @@ def test_mondrian_is_k_anonymous_truthful_and_complete(
     k_seed: int,
     labels: str | None,
     pack: int | None,
+    sampled: bool,
 ) -> None:
     if pack is not None:  # cut into packs in SQL first
         monkeypatch.setattr(kanon.planner.mondrian, "MONDRIAN_PACK_ROWS", pack)
+    if sampled:  # the cuts chosen on a sample of about 2^rounds tuples
+        monkeypatch.setattr(kanon.planner.packs, "SAMPLE_TUPLES", 1)
     _load(con, "t", data)
     hierarchies = _configure(con, "t")
     n = len(data["q0"])
@@ -124,6 +129,7 @@ def test_mondrian_is_k_anonymous_truthful_and_complete(
     block=st.sampled_from([None, 1, 4, 9]),
     seed=st.sampled_from([0, 3]),
     pack=st.sampled_from([None, 5]),
+    sampled=st.booleans(),
     effort=st.sampled_from([None, "full", "fast"]),
 )
 def test_blocked_forest_is_k_anonymous_truthful_and_complete(
@@ -135,10 +141,13 @@ def test_blocked_forest_is_k_anonymous_truthful_and_complete(
     block: int | None,
     seed: int,
     pack: int | None,
+    sampled: bool,
     effort: str | None,
 ) -> None:
     if pack is not None:  # cut into packs in SQL first
         monkeypatch.setattr(kanon.planner.forest, "PACK_ROWS", pack)
+    if sampled:
+        monkeypatch.setattr(kanon.planner.packs, "SAMPLE_TUPLES", 1)
     _load(con, "t", data)
     hierarchies = _configure(con, "t")
     n = len(data["q0"])
@@ -149,6 +158,47 @@ def test_blocked_forest_is_k_anonymous_truthful_and_complete(
     sql = f"SELECT * FROM kanon('t', k := {k}, seed := {seed}{extra})"
     con.execute(f"CREATE OR REPLACE TABLE rel AS {sql}")
     _check(con, k, hierarchies, labels, "forest")
+    assert (
+        con.execute(f"{sql} ORDER BY rid").fetchall()
+        == con.execute("SELECT * FROM rel ORDER BY rid").fetchall()
+    )
+
+
+def test_packs_below_k_join_the_largest(con: duckdb.DuckDBPyConnection) -> None:
+    # Cuts chosen on a sample may leave a pack below k rows: it joins the largest pack.
+    from kanon.planner.packs import _joined_to_largest
+    from kanon.planner.sql import Cte, with_query
+
+    blocks = Cte("bl", "SELECT * FROM (VALUES (0, 5), (1, 2), (2, 30), (3, 1), (4, 4)) v(b, n)")
+    sizes, packed = _joined_to_largest(blocks, 4)
+    rows = con.execute(
+        with_query(
+            [blocks, sizes, packed], f"SELECT b, sum(n) FROM {packed.ref} GROUP BY b ORDER BY b"
+        )
+    ).fetchall()
+    assert rows == [(0, 5), (2, 33), (4, 4)]
+
+
+def test_sampled_packs_release_what_exact_ones_would_guarantee(
+    con: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 3,000 skewed rows in packs of about 100 rows, cut on samples of a few tuples per
+    # pack: every class still holds k rows and every row is released.
+    monkeypatch.setattr(kanon.planner.mondrian, "MONDRIAN_PACK_ROWS", 100)
+    monkeypatch.setattr(kanon.planner.packs, "SAMPLE_TUPLES", 1)
+    con.execute(
+        "CREATE TABLE t AS SELECT i AS rid, (i * i) % 97 AS a, i % 7 AS b, "
+        "CASE WHEN i % 10 = 0 THEN i ELSE 1 END AS c FROM range(3000) r(i)"
+    )
+    k = 15
+    sql = (
+        f"SELECT * FROM kanon('t', k := {k}, qi := ['a', 'b', 'c'], method := 'mondrian', "
+        "insensitive := ['rid'])"
+    )
+    con.execute(f"CREATE TABLE rel AS {sql}")
+    assert con.execute("SELECT count(*), count(DISTINCT rid) FROM rel").fetchone() == (3000, 3000)
+    smallest = con.execute("SELECT min(n) FROM (SELECT count(*) AS n FROM rel GROUP BY a, b, c)")
+    assert smallest.fetchone()[0] >= k
     assert (
         con.execute(f"{sql} ORDER BY rid").fetchall()
         == con.execute("SELECT * FROM rel ORDER BY rid").fetchall()

@@ -25,10 +25,9 @@ from kanon.planner.local import (
     level_columns,
     level_cte,
     local_release,
-    pack_ctes,
-    rounds_for,
 )
 from kanon.planner.method import Method, Request
+from kanon.planner.packs import pack_ctes, rounds_for
 from kanon.planner.sql import Cte, internal
 
 __all__ = ["BLOCK_ROWS", "FOREST", "FOREST_PAPER", "FULL_EFFORT_ROWS", "PACK_ROWS"]

@@ -5,9 +5,8 @@ Their plan, after the coded parts of :mod:`kanon.planner.coding`:
 1. The keys (:func:`key_ctes`): the *key* of every leaf of QI ``j``, the number Mondrian cuts order
    and measure it by: the value's position on its axis for numbers and dates (the NULL
    leaf beyond the largest value), the leaf's depth-first position otherwise.
-2. Large tables are cut in SQL, round by round, by Mondrian cuts (the attribute of
-   widest normalized range whose median cut leaves ≥ k rows on both sides) into packs,
-   so that no packed list holds the whole table and DuckDB packs them in parallel.
+2. Large tables are cut in SQL into packs (:mod:`kanon.planner.packs`), so that no
+   packed list holds the whole table and DuckDB packs them in parallel.
 3. One kernel call per pack (the method's), returning each row's group and each group's
    level per QI (:func:`level_cte`).
 4. Labels (:mod:`kanon.planner.labels`): the hierarchy node holding the group, or the
@@ -16,14 +15,12 @@ Their plan, after the coded parts of :mod:`kanon.planner.coding`:
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kanon._sql import ident, literal
 from kanon._types import position
 from kanon.hierarchy.base import ROOT, value_text
-from kanon.planner.coding import Coded, code_column, code_columns, coded_ctes, keyed_by_value
+from kanon.planner.coding import Coded, code_column, coded_ctes, keyed_by_value
 from kanon.planner.hierarchies import hierarchy_cte
 from kanon.planner.labels import is_ordered, label_at, range_label, release_columns, uses_range
 from kanon.planner.measures import exact_positions
@@ -36,7 +33,6 @@ if TYPE_CHECKING:
 __all__ = [
     "GROUP",
     "LEVELS",
-    "Packs",
     "key_ctes",
     "key_lists",
     "label_column",
@@ -44,9 +40,7 @@ __all__ = [
     "level_columns",
     "level_cte",
     "local_release",
-    "pack_ctes",
     "range_column",
-    "rounds_for",
     "spans_sql",
     "tuple_groups_ctes",
 ]
@@ -130,129 +124,6 @@ def spans_sql(table: Table, qis: list[QuasiIdentifier]) -> str:
     coded = coded_ctes(table, qis, [hierarchy_cte(j, q) for j, q in enumerate(qis)])
     keys = key_ctes(table, qis, coded)
     return with_query([*coded.ctes, *keys], f"SELECT {key_lists(keys)[1]}")
-
-
-def rounds_for(rows: int, pack_rows: int) -> int:
-    """SQL cutting rounds that bring ``rows`` to packs of about ``pack_rows`` rows."""
-    if rows <= pack_rows:
-        return 0
-    return math.ceil(math.log2(rows / pack_rows)) + 1
-
-
-@dataclass(frozen=True)
-class Packs:
-    """The CTEs cutting the tuples into packs, and the two the kernels' plans read."""
-
-    ctes: list[Cte]
-    blocks: Cte  # every tuple with its pack b and keys x{j} (the last round's blocks)
-    packs: Cte  # one row per pack b: tuples (packed codes), counts, ts (numbers t)
-
-
-def pack_ctes(coded: Coded, keys: list[Cte], k: int, rounds: int, pack_rows: int) -> Packs:
-    """CTEs cutting the tuples into packs of at most about ``pack_rows`` rows.
-
-    The packs hold ``b`` (the pack), ``tuples`` (the codes of its tuples, packed),
-    ``counts`` and ``ts`` (their numbers ``t``), in order of ``t``.
-
-    Each round takes the blocks above ``pack_rows`` rows and cuts each on the attribute
-    of widest normalized range (over the table's span) among those whose median cut
-    (``x <= median``, or else ``x < median``) leaves at least ``k`` rows on both sides.
-    """
-    m = len(keys)
-    xs = [f"x{j}" for j in range(m)]
-    joins = " ".join(
-        f"JOIN {key.ref} k{j} ON k{j}.a0 = t.{code_column(j)}" for j, key in enumerate(keys)
-    )
-    spans = ", ".join(f"(SELECT max(x) - min(x) FROM {key.ref})" for key in keys)
-    keyed = ", ".join(f"k{j}.x AS x{j}" for j in range(m))
-    span = Cte(internal("spans"), f"SELECT [{spans}] AS span", ("span",))
-    blocks = Cte(
-        internal("blocks0"),
-        f"SELECT t.*, 0::UBIGINT AS b, {keyed} FROM {coded.tuples.ref} t {joins}",
-    )
-    ctes = [span, blocks]
-    for i in range(rounds):
-        src = blocks.ref
-        lo = ", ".join(f"min({x})" for x in xs)
-        hi = ", ".join(f"max({x})" for x in xs)
-        large = Cte(
-            internal(f"large{i}"),
-            f"SELECT b, sum(n) AS rows, [{lo}] AS lo, [{hi}] AS hi "
-            f"FROM {src} GROUP BY b HAVING sum(n) > {pack_rows}",
-            ("b", "rows", "lo", "hi"),
-        )
-        # The median of every attribute (as quantile_disc: the value at position
-        # floor((tuples - 1) / 2)) from a histogram of its keys per block: hash
-        # aggregates spill to disk, quantile_disc's state does not.
-        counts = " UNION ALL ".join(
-            f"SELECT b, {j} AS j, {x} AS x, count(*) AS c FROM {src} "
-            f"WHERE b IN (SELECT b FROM {large.ref}) GROUP BY b, {x}"
-            for j, x in enumerate(xs)
-        )
-        medians = Cte(
-            internal(f"medians{i}"),
-            f"SELECT q.*, m.med FROM {large.ref} q JOIN ("
-            "SELECT b, list(x ORDER BY j) AS med FROM (SELECT b, j, x, c, "
-            "sum(c) OVER (PARTITION BY b, j ORDER BY x ROWS UNBOUNDED PRECEDING) AS upto, "
-            f"sum(c) OVER (PARTITION BY b, j) AS total FROM ({counts})) "
-            "WHERE upto - c <= (total - 1) // 2 AND (total - 1) // 2 < upto GROUP BY b"
-            ") m USING (b)",
-            ("b", "rows", "lo", "hi", "med"),
-        )
-        le = ", ".join(
-            f"coalesce(sum(s.n) FILTER (WHERE s.{x} <= q.med[{j + 1}]), 0)"
-            for j, x in enumerate(xs)
-        )
-        lt = ", ".join(
-            f"coalesce(sum(s.n) FILTER (WHERE s.{x} < q.med[{j + 1}]), 0)" for j, x in enumerate(xs)
-        )
-        sides = Cte(
-            internal(f"sides{i}"),
-            "SELECT s.b, any_value(q.rows) AS rows, any_value(q.lo) AS lo, "
-            f"any_value(q.hi) AS hi, any_value(q.med) AS med, [{le}] AS le, [{lt}] AS lt "
-            f"FROM {src} s JOIN {medians.ref} q USING (b) GROUP BY s.b",
-            ("b", "rows", "lo", "hi", "med", "le", "lt"),
-        )
-        # Per attribute: the cut's side sizes, whether it is allowed, and its score (the
-        # normalized range; -1 when not allowed). The chosen attribute is the first best.
-        ok_le = [f"(w.le[{j}] >= {k} AND w.rows - w.le[{j}] >= {k})" for j in range(1, m + 1)]
-        ok_lt = [f"(w.lt[{j}] >= {k} AND w.rows - w.lt[{j}] >= {k})" for j in range(1, m + 1)]
-        scores = ", ".join(
-            f"CASE WHEN sp.span[{j}] > 0 AND w.hi[{j}] > w.lo[{j}] AND ({ok_le[j - 1]} OR "
-            f"{ok_lt[j - 1]}) THEN (w.hi[{j}] - w.lo[{j}]) / sp.span[{j}] ELSE -1.0 END"
-            for j in range(1, m + 1)
-        )
-        # Of the two sides of the median value, the allowed one closer to half.
-        inclusive = ", ".join(
-            f"{ok_le[j - 1]} AND (NOT {ok_lt[j - 1]} OR "
-            f"abs(2 * w.le[{j}] - w.rows) <= abs(2 * w.lt[{j}] - w.rows))"
-            for j in range(1, m + 1)
-        )
-        cuts = Cte(
-            internal(f"cuts{i}"),
-            "SELECT b, j, med[j] AS cut, inc[j] AS inclusive FROM ("
-            f"SELECT w.b, w.med, [{inclusive}] AS inc, [{scores}] AS sc, "
-            "list_position(sc, list_max(sc)) AS j "
-            f"FROM {sides.ref} w CROSS JOIN {span.ref} sp) WHERE sc[j] >= 0",
-            ("b", "j", "cut", "inclusive"),
-        )
-        x_of = "CASE z.j " + " ".join(f"WHEN {j + 1} THEN s.{x}" for j, x in enumerate(xs)) + " END"
-        blocks = Cte(
-            internal(f"blocks{i + 1}"),
-            "SELECT s.* EXCLUDE (b), s.b * 2 + CASE WHEN z.j IS NULL "
-            f"THEN 0 WHEN {x_of} > z.cut OR (NOT z.inclusive AND {x_of} = z.cut) THEN 1 "
-            f"ELSE 0 END AS b FROM {src} s LEFT JOIN {cuts.ref} z ON z.b = s.b",
-        )
-        ctes += [large, medians, sides, cuts, blocks]
-    code_list = code_columns(m)
-    packs = Cte(
-        internal("packs"),
-        f"SELECT b, flatten(list([{code_list}] ORDER BY t)) AS tuples, "
-        f"list(n ORDER BY t) AS counts, list(t ORDER BY t) AS ts FROM {blocks.ref} "
-        "GROUP BY b",
-        ("b", "tuples", "counts", "ts"),
-    )
-    return Packs([*ctes, packs], blocks, packs)
 
 
 def level_cte(m: int, kernel: Cte) -> Cte:

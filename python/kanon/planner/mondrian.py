@@ -29,12 +29,11 @@ from kanon.planner.local import (
     key_lists,
     level_columns,
     local_release,
-    pack_ctes,
     range_column,
-    rounds_for,
     tuple_groups_ctes,
 )
 from kanon.planner.method import Method, Request
+from kanon.planner.packs import pack_ctes, rounds_for
 from kanon.planner.sql import Cte, internal
 
 __all__ = ["MONDRIAN", "MONDRIAN_PACK_ROWS"]

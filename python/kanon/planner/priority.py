@@ -31,11 +31,10 @@ from kanon.planner.local import (
     key_ctes,
     level_columns,
     local_release,
-    pack_ctes,
-    rounds_for,
     tuple_groups_ctes,
 )
 from kanon.planner.method import Method, Request
+from kanon.planner.packs import pack_ctes, rounds_for
 from kanon.planner.sql import Cte, internal
 
 __all__ = ["ITERATED", "ITERATED_PACK_ROWS", "PRIORITY", "PRIORITY_PACK_ROWS"]
