@@ -3,7 +3,7 @@
 Usage::
 
     python benches/bench_shapes.py [--sizes 100000,1000000] [--shapes census,uniform,...]
-        [--large 10000000 --large-shapes census,uniform]
+        [--large 10000000 --large-shapes census,uniform] [--memory-limit 6GB]
         [--methods mondrian,forest,forest_range,optimal] [--k 10] [--timeout 1800]
 
 Shapes, generated in SQL from a seed (deterministic; every QI with default hierarchies):
@@ -179,6 +179,8 @@ def _gcp(con: duckdb.DuckDBPyConnection, qis: list[str]) -> tuple[float, str] | 
 
 def worker(spec: dict[str, Any]) -> dict[str, Any]:
     con = kanon.install(duckdb.connect(spec["db"]))
+    if spec.get("memory_limit"):  # the plan spills to disk beyond it
+        con.execute(f"SET memory_limit = {literal(spec['memory_limit'])}")
     qis = list(spec["qis"])
     sql = f"CREATE OR REPLACE TABLE rel AS {statement(spec['method'], spec['k'], qis)}"
     start = time.perf_counter()
@@ -186,7 +188,8 @@ def worker(spec: dict[str, Any]) -> dict[str, Any]:
         con.execute(sql)
     except duckdb.Error as err:  # a refusal (e.g. a lattice too large) is a result too
         text = str(err).splitlines()[0]
-        return {"note": "refused: " + text[text.rfind("Error: ") + 7 :][:44]}
+        kind = "out of memory" if isinstance(err, duckdb.OutOfMemoryException) else "refused"
+        return {"note": f"{kind}: " + text[text.rfind("Error: ") + 7 :][:44]}
     seconds = time.perf_counter() - start
     out: dict[str, Any] = {"time": seconds, "peak": process_peak(proc_status("VmHWM"))}
     if spec["method"] != "floor":
@@ -205,6 +208,7 @@ def main() -> None:
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--timeout", type=float, default=1800)
+    parser.add_argument("--memory-limit", help="DuckDB memory_limit of every run, e.g. 6GB")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -227,6 +231,7 @@ def main() -> None:
             qis = build(db, shape, size)
             for method in methods:
                 spec = {"db": str(db), "qis": qis, "method": method, "k": args.k}
+                spec["memory_limit"] = args.memory_limit
                 r = run_worker(__file__, spec, args.timeout)
                 results[size, shape, method] = r
                 shown = r["note"] if "note" in r else f"{r['time']:.2f} s"

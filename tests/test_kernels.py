@@ -148,12 +148,18 @@ def test_kernels_return_their_declared_sql_types() -> None:
         ), kernel.name
 
 
-def _forest(options: dict[str, Any]) -> dict[str, Any]:
+def _forest(
+    options: dict[str, Any],
+    codes: tuple[int, ...] = (0, 1),
+    counts: tuple[int, ...] = (2, 1),
+    ts: tuple[int, ...] = (0, 1),
+) -> dict[str, Any]:
     """``kanon_forest`` on one pack: tuples (0), (1), (1) of one QI, counts 2, 1."""
     u32s, u64s, f64s = pa.list_(pa.uint32()), pa.list_(pa.uint64()), pa.list_(pa.float64())
     out = _core.forest(
-        pa.array([[0, 1]], u32s),
-        pa.array([[2, 1]], u64s),
+        pa.array([[list(codes)]], pa.list_(u32s)),
+        pa.array([list(counts)], u64s),
+        pa.array([list(ts)], u64s),
         pa.array([[[[0, 1], [0, 0]]]], pa.list_(pa.list_(u32s))),
         pa.array([[1.0]], f64s),
         pa.array([3], pa.uint64()),
@@ -165,6 +171,17 @@ def _forest(options: dict[str, Any]) -> dict[str, Any]:
     )
     row: dict[str, Any] = out.to_pylist()[0]
     return row
+
+
+def test_forest_reads_a_pack_in_order_of_its_tuple_numbers() -> None:
+    # The lists of a pack come in an order SQL does not fix: the same pack listed
+    # backwards gives the same groups, and the row starts in the order of the lists.
+    options = {"m": 1, "cost": "ncp", "improve": "full", "block_size": None}
+    out = _forest(options, codes=(1, 0), counts=(1, 2), ts=(1, 0))
+    assert out["g"] == [0, 0, 0]
+    assert out["o"] == [2, 0]
+    with pytest.raises(InvalidInputError, match="must hold 1 lists of the length of 'ts'"):
+        _forest(options, ts=(0,))
 
 
 def test_forest_returns_groups_levels_row_starts_and_typed_stats() -> None:

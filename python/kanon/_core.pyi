@@ -35,6 +35,7 @@ def class_stats(classes: _Arrow, options: _Arrow) -> _Array: ...
 def forest(
     tuples: _Arrow,
     counts: _Arrow,
+    ts: _Arrow,
     hierarchies: _Arrow,
     weights: _Arrow,
     k: _Arrow,
@@ -47,6 +48,7 @@ def forest(
 def mondrian(
     tuples: _Arrow,
     counts: _Arrow,
+    ts: _Arrow,
     keys: _Arrow,
     spans: _Arrow,
     hierarchies: _Arrow,
@@ -62,6 +64,7 @@ def mondrian(
 def priority(
     tuples: _Arrow,
     counts: _Arrow,
+    ts: _Arrow,
     hierarchies: _Arrow,
     ranks: _Arrow,
     k: _Arrow,
@@ -70,6 +73,7 @@ def priority(
 def iterated(
     tuples: _Arrow,
     counts: _Arrow,
+    ts: _Arrow,
     hierarchies: _Arrow,
     weights: _Arrow,
     k: _Arrow,

@@ -35,6 +35,9 @@ _CLASSES = "STRUCT(n UBIGINT, pop UBIGINT, entries STRUCT(c UINTEGER, n UBIGINT)
 #: (tuples, codes, rows), the sensitive hierarchy, population paths and rows.
 _MODELS = ("UINTEGER[]", "UINTEGER[]", "UBIGINT[]", "UINTEGER[][]", "UINTEGER[]", "UBIGINT[]")
 _HIERARCHIES = "UINTEGER[][][]"
+#: A pack's tuples: per quasi-identifier the leaf code of every tuple (with its counts and
+#: numbers ``ts``, in one order the kernel does not rely on: it reads them in order of ts).
+_PACK_TUPLES = "UINTEGER[][]"
 _FOREST_STATS = (
     "STRUCT(tuples UBIGINT, vertices UBIGINT, own_groups UBIGINT, cuts UBIGINT[], "
     "repaired UBIGINT, cost_before_improve DOUBLE, cost DOUBLE, groups UBIGINT)"
@@ -91,8 +94,9 @@ KERNELS: tuple[Kernel, ...] = (
         "kanon_forest",
         "forest",
         (
-            "UINTEGER[]",  # tuples
+            _PACK_TUPLES,
             "UBIGINT[]",  # counts
+            "UBIGINT[]",  # ts
             _HIERARCHIES,
             "DOUBLE[]",  # weights
             "UBIGINT",  # k
@@ -108,8 +112,9 @@ KERNELS: tuple[Kernel, ...] = (
         "kanon_mondrian",
         "mondrian",
         (
-            "UINTEGER[]",  # tuples
+            _PACK_TUPLES,
             "UBIGINT[]",  # counts
+            "UBIGINT[]",  # ts
             "DOUBLE[][]",  # keys
             "DOUBLE[]",  # spans
             _HIERARCHIES,
@@ -123,8 +128,9 @@ KERNELS: tuple[Kernel, ...] = (
         "kanon_priority",
         "priority",
         (
-            "UINTEGER[]",  # tuples
+            _PACK_TUPLES,
             "UBIGINT[]",  # counts
+            "UBIGINT[]",  # ts
             _HIERARCHIES,
             "UINTEGER[]",  # ranks
             "UBIGINT",  # k
@@ -136,8 +142,9 @@ KERNELS: tuple[Kernel, ...] = (
         "kanon_iterated",
         "iterated",
         (
-            "UINTEGER[]",  # tuples
+            _PACK_TUPLES,
             "UBIGINT[]",  # counts
+            "UBIGINT[]",  # ts
             _HIERARCHIES,
             "DOUBLE[]",  # weights
             "UBIGINT",  # k

@@ -86,7 +86,7 @@ def forest_sql(request: Request) -> tuple[str, str]:
     weights = ", ".join(repr(float(w)) for w in weighted)
     kernel = Cte(
         internal("kernel"),
-        "SELECT b, ts, kanon_forest(tuples, counts, "
+        "SELECT b, ts, kanon_forest(tuples, counts, ts, "
         f"[{hierarchy_lists(coded, qis)}], [{weights}]::DOUBLE[], {options.k}::UBIGINT, "
         f"{options.seed}::UBIGINT, {literal(json.dumps(kernel_options))}, "
         f"[{range_keys}]::DOUBLE[][], {cut_keys}, {cut_spans}) AS r FROM {packs.packs.ref}",

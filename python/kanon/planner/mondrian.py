@@ -71,7 +71,7 @@ def mondrian_sql(request: Request) -> tuple[str, str]:
         kernel_options["weights"] = weights
     kernel = Cte(
         internal("kernel"),
-        "SELECT b, ts, kanon_mondrian(tuples, counts, "
+        "SELECT b, ts, kanon_mondrian(tuples, counts, ts, "
         f"{key_list}, {spans}, [{hierarchy_lists(coded, qis)}], {options.k}::UBIGINT, "
         f"{literal(json.dumps(kernel_options))}, {extra.args}) AS r FROM {packs.packs.ref}",
         ("b", "ts", "r"),

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from kanon.planner.coding import Coded, code_column, code_columns
+from kanon.planner.coding import Coded, code_column
 from kanon.planner.sql import Cte, internal
 
 __all__ = ["SAMPLE_TUPLES", "Packs", "pack_ctes", "rounds_for"]
@@ -37,14 +37,14 @@ class Packs:
 
     ctes: list[Cte]
     blocks: Cte  # every tuple with its pack b and keys x{j}
-    packs: Cte  # one row per pack b: tuples (packed codes), counts, ts (numbers t)
+    packs: Cte  # one row per pack b: tuples (codes per QI), counts, ts (numbers t)
 
 
 def pack_ctes(coded: Coded, keys: list[Cte], k: int, rounds: int, pack_rows: int) -> Packs:
     """CTEs cutting the tuples into packs of at most about ``pack_rows`` rows.
 
-    The packs hold ``b`` (the pack), ``tuples`` (the codes of its tuples, packed),
-    ``counts`` and ``ts`` (their numbers ``t``), in order of ``t``.
+    The packs hold ``b`` (the pack), ``tuples`` (per QI the code of each of its tuples),
+    ``counts`` and ``ts`` (their numbers ``t``), all in one order, not fixed.
     """
     m = len(keys)
     joins = " ".join(
@@ -65,12 +65,14 @@ def pack_ctes(coded: Coded, keys: list[Cte], k: int, rounds: int, pack_rows: int
             ctes.append(full)
         sizes, blocks = _joined_to_largest(full, k)
         ctes += [sizes, blocks]
-    code_list = code_columns(m)
+    # One list per QI, unordered (an ordered aggregate buffers and sorts every list):
+    # one aggregate gives all of a pack's lists one order, and the kernels read the
+    # tuples in order of t.
+    code_lists = ", ".join(f"list({code_column(j)})" for j in range(m))
     packs = Cte(
         internal("packs"),
-        f"SELECT b, flatten(list([{code_list}] ORDER BY t)) AS tuples, "
-        f"list(n ORDER BY t) AS counts, list(t ORDER BY t) AS ts FROM {blocks.ref} "
-        "GROUP BY b",
+        f"SELECT b, [{code_lists}] AS tuples, list(n) AS counts, list(t) AS ts "
+        f"FROM {blocks.ref} GROUP BY b",
         ("b", "tuples", "counts", "ts"),
     )
     return Packs([*ctes, packs], blocks, packs)

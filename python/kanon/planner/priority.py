@@ -70,7 +70,7 @@ def _greedy_sql(request: Request, udf: str, per_qi: str, pack_rows: int) -> tupl
     packs = pack_ctes(coded, keys, options.k, rounds_for(request.rows, pack_rows), pack_rows)
     kernel = Cte(
         internal("kernel"),
-        f"SELECT b, ts, {udf}(tuples, counts, [{hierarchy_lists(coded, qis)}], {per_qi}, "
+        f"SELECT b, ts, {udf}(tuples, counts, ts, [{hierarchy_lists(coded, qis)}], {per_qi}, "
         f"{options.k}::UBIGINT, {literal(json.dumps({'m': m}))}) AS r FROM {packs.packs.ref}",
         ("b", "ts", "r"),
     )

@@ -12,6 +12,7 @@ use pyo3::types::PyDict;
 use serde::Deserialize;
 
 use crate::convert::{self, array, run, Column, ListColumn, NestedColumn, F64, U32, U64};
+use crate::packed::Packed;
 use crate::progress;
 
 const KERNEL: &str = "forest";
@@ -62,8 +63,7 @@ struct Options {
 /// One pack's inputs, borrowed from the Arrow columns.
 struct Pack {
     options: Options,
-    tuples: UInt32Array,
-    counts: arrow_array::UInt64Array,
+    tuples: Packed,
     hierarchies: Vec<Vec<UInt32Array>>,
     weights: Vec<f64>,
     k: u64,
@@ -74,12 +74,15 @@ struct Pack {
     blocks: Option<(Vec<Vec<f64>>, Vec<f64>, u64)>,
 }
 
-/// SQL ``kanon_forest(tuples, counts, hierarchies, weights, k, seed, options, keys,
+/// SQL ``kanon_forest(tuples, counts, ts, hierarchies, weights, k, seed, options, keys,
 /// cut_keys, spans)``: the forest anonymizer on one packed table per row.
 ///
 /// Args:
-///     tuples: ``UINTEGER[]``, ``m`` leaf codes per distinct tuple.
+///     tuples: ``UINTEGER[][]``, per quasi-identifier the leaf code of every distinct
+///         tuple.
 ///     counts: ``UBIGINT[]``, rows per tuple.
+///     ts: ``UBIGINT[]``, distinct numbers of the tuples: the kernel reads the tuples
+///         in their order, whatever the order of the lists.
 ///     hierarchies: ``UINTEGER[][][]``, per quasi-identifier and level the label code of
 ///         every leaf.
 ///     weights: ``DOUBLE[]``, a positive weight per quasi-identifier.
@@ -95,7 +98,7 @@ struct Pack {
 ///     Per row (NULL when an argument is NULL) a struct: ``g`` the group of every row
 ///     (rows numbered tuple by tuple, copy by copy), ``lv`` the level of every group per
 ///     quasi-identifier, ``stats`` the counters (``cost``: the cost minimized) and ``o``
-///     where the rows of each tuple start in ``g``.
+///     where the rows of each tuple (in the order of the lists) start in ``g``.
 ///
 /// Raises:
 ///     InvalidInputError, HierarchyError: inconsistent inputs, unknown options.
@@ -105,6 +108,7 @@ pub(crate) fn forest<'py>(
     py: Python<'py>,
     tuples: Column,
     counts: Column,
+    ts: Column,
     hierarchies: Column,
     weights: Column,
     k: Column,
@@ -117,6 +121,7 @@ pub(crate) fn forest<'py>(
     let columns = [
         array(&tuples),
         array(&counts),
+        array(&ts),
         array(&hierarchies),
         array(&weights),
         array(&k),
@@ -127,13 +132,9 @@ pub(crate) fn forest<'py>(
         array(&spans),
     ];
     let list = |name, i: usize| convert::lists(py, KERNEL, name, columns[i].as_ref());
-    let (tuples, counts, hierarchies, weights) = (
-        list("tuples", 0)?,
-        list("counts", 1)?,
-        list("hierarchies", 2)?,
-        list("weights", 3)?,
-    );
-    let (keys, cut_keys, spans) = (list("keys", 7)?, list("cut_keys", 8)?, list("spans", 9)?);
+    let packs = [list("tuples", 0)?, list("counts", 1)?, list("ts", 2)?];
+    let (hierarchies, weights) = (list("hierarchies", 3)?, list("weights", 4)?);
+    let (keys, cut_keys, spans) = (list("keys", 8)?, list("cut_keys", 9)?, list("spans", 10)?);
     let n = columns[0].len();
     let mut g = ListColumn::<U32>::new();
     let mut lv = NestedColumn::<U32>::new();
@@ -149,17 +150,16 @@ pub(crate) fn forest<'py>(
             valid.push(false);
             continue;
         }
-        let options: Options = convert::options(py, KERNEL, columns[6].as_ref(), i)?;
+        let options: Options = convert::options(py, KERNEL, columns[7].as_ref(), i)?;
         let range = options.cost == Cost::Range;
         let pack = Pack {
-            tuples: convert::row::<U32>(py, KERNEL, "tuples", tuples, i)?,
-            counts: convert::row::<U64>(py, KERNEL, "counts", counts, i)?,
+            tuples: Packed::read(py, KERNEL, packs, i, options.m)?,
             hierarchies: convert::hierarchy_levels(py, KERNEL, hierarchies, i)?,
             weights: convert::row::<F64>(py, KERNEL, "weights", weights, i)?
                 .values()
                 .to_vec(),
-            k: convert::scalar_u64(py, KERNEL, "k", columns[4].as_ref(), i)?,
-            seed: convert::scalar_u64(py, KERNEL, "seed", columns[5].as_ref(), i)?,
+            k: convert::scalar_u64(py, KERNEL, "k", columns[5].as_ref(), i)?,
+            seed: convert::scalar_u64(py, KERNEL, "seed", columns[6].as_ref(), i)?,
             keys: if range {
                 range_keys(py, keys, i)?
             } else {
@@ -186,8 +186,8 @@ pub(crate) fn forest<'py>(
         lv.push_chunks(Some(&release.levels), m);
         let mut start = 0u64;
         let starts: Vec<u64> = pack
+            .tuples
             .counts
-            .values()
             .iter()
             .map(|&c| {
                 let s = start;
@@ -195,7 +195,7 @@ pub(crate) fn forest<'py>(
                 s
             })
             .collect();
-        o.push(Some(&starts));
+        o.push(Some(&pack.tuples.in_sql_order(&starts)));
         let groups = release.groups;
         stats.push(Some((release, groups)));
         valid.push(true);
@@ -297,7 +297,7 @@ fn anonymize_pack(pack: &Pack) -> Result<Release, kanon_core::KernelError> {
             Improve::None => None,
         },
     };
-    let (tuples, counts) = (pack.tuples.values(), pack.counts.values());
+    let (tuples, counts) = (&pack.tuples.tuples[..], &pack.tuples.counts[..]);
     let report = |rows: u64| progress::advance(rows);
     match &pack.blocks {
         Some((cut_keys, spans, size)) => blocked_forest(

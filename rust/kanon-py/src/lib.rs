@@ -12,6 +12,7 @@ mod hkp;
 mod models;
 mod mondrian;
 mod optimal;
+mod packed;
 mod priority;
 mod progress;
 mod splits;

@@ -1,14 +1,15 @@
 //! The Mondrian kernel: ``kanon_mondrian`` (one pack per row).
 
-use arrow_array::{Array, UInt32Array, UInt64Array};
+use arrow_array::{Array, UInt32Array};
 use kanon_core::models::{ModelCheck, PrivacyModels};
 use kanon_core::mondrian::{mondrian_weighted, MondrianOptions, Partition};
 use kanon_core::{Hierarchy, KernelError};
 use pyo3::prelude::*;
 use serde::Deserialize;
 
-use crate::convert::{self, array, run, Column, ListColumn, NestedColumn, F64, U32, U64};
+use crate::convert::{self, array, run, Column, ListColumn, NestedColumn, F64, U32};
 use crate::models::{self, ModelData, ModelOptions};
+use crate::packed::Packed;
 use crate::progress;
 
 const KERNEL: &str = "mondrian";
@@ -37,8 +38,7 @@ struct Options {
 /// One pack's inputs, borrowed from the Arrow columns.
 struct Pack {
     m: usize,
-    tuples: UInt32Array,
-    counts: UInt64Array,
+    tuples: Packed,
     keys: Vec<Vec<f64>>,
     spans: Vec<f64>,
     sets: Vec<bool>,
@@ -49,14 +49,15 @@ struct Pack {
     data: ModelData,
 }
 
-/// SQL ``kanon_mondrian(tuples, counts, keys, spans, hierarchies, k, options,
+/// SQL ``kanon_mondrian(tuples, counts, ts, keys, spans, hierarchies, k, options,
 /// sensitive_tuples, sensitive_codes, sensitive_counts, sensitive_hierarchy,
 /// population_paths, population_counts)``: strict multidimensional Mondrian partitioning
 /// of one pack per row.
 ///
 /// Args:
-///     tuples, counts: ``UINTEGER[]`` (``m`` leaf codes per distinct tuple) and
-///         ``UBIGINT[]`` (rows per tuple).
+///     tuples, counts, ts: ``UINTEGER[][]`` (per quasi-identifier the leaf code of every
+///         distinct tuple), ``UBIGINT[]`` (rows per tuple) and ``UBIGINT[]`` (distinct
+///         numbers of the tuples: the kernel reads the tuples in their order).
 ///     keys: ``DOUBLE[][]``, per quasi-identifier the key ordering each leaf.
 ///     spans: ``DOUBLE[]``, per quasi-identifier the table-wide range of the keys.
 ///     hierarchies: ``UINTEGER[][][]``, per quasi-identifier and level the label code of
@@ -69,8 +70,8 @@ struct Pack {
 ///         without); population_*: unused (δ-presence is not enforced by Mondrian).
 ///
 /// Returns:
-///     Per row (NULL when one of the first seven arguments is NULL) a struct: ``g`` the
-///     part of every tuple, ``lv`` per part the level of the lowest common hierarchy node
+///     Per row (NULL when one of the first eight arguments is NULL) a struct: ``g`` the
+///     part of every tuple (in the order of the lists), ``lv`` per part the level of the lowest common hierarchy node
 ///     of every quasi-identifier.
 ///
 /// Raises:
@@ -82,6 +83,7 @@ pub(crate) fn mondrian<'py>(
     py: Python<'py>,
     tuples: Column,
     counts: Column,
+    ts: Column,
     keys: Column,
     spans: Column,
     hierarchies: Column,
@@ -97,6 +99,7 @@ pub(crate) fn mondrian<'py>(
     let required = [
         array(&tuples),
         array(&counts),
+        array(&ts),
         array(&keys),
         array(&spans),
         array(&hierarchies),
@@ -104,13 +107,8 @@ pub(crate) fn mondrian<'py>(
         array(&options),
     ];
     let list = |name, i: usize| convert::lists(py, KERNEL, name, required[i].as_ref());
-    let (tuples, counts, keys, spans, hierarchies) = (
-        list("tuples", 0)?,
-        list("counts", 1)?,
-        list("keys", 2)?,
-        list("spans", 3)?,
-        list("hierarchies", 4)?,
-    );
+    let packs = [list("tuples", 0)?, list("counts", 1)?, list("ts", 2)?];
+    let (keys, spans, hierarchies) = (list("keys", 3)?, list("spans", 4)?, list("hierarchies", 5)?);
     let model_columns = models::lists(
         py,
         KERNEL,
@@ -134,7 +132,7 @@ pub(crate) fn mondrian<'py>(
             valid.push(false);
             continue;
         }
-        let options: Options = convert::options(py, KERNEL, required[6].as_ref(), i)?;
+        let options: Options = convert::options(py, KERNEL, required[7].as_ref(), i)?;
         models::check(py, KERNEL, &options.models)?;
         if options.models.delta_min.is_some() {
             return Err(convert::invalid(
@@ -146,8 +144,7 @@ pub(crate) fn mondrian<'py>(
         let m = options.m;
         let pack = Pack {
             m,
-            tuples: convert::row::<U32>(py, KERNEL, "tuples", tuples, i)?,
-            counts: convert::row::<U64>(py, KERNEL, "counts", counts, i)?,
+            tuples: Packed::read(py, KERNEL, packs, i, m)?,
             keys: convert::rows::<F64>(py, KERNEL, "keys", keys, i)?
                 .iter()
                 .map(|a| a.values().to_vec())
@@ -165,14 +162,14 @@ pub(crate) fn mondrian<'py>(
             },
             hierarchies: convert::hierarchy_levels(py, KERNEL, hierarchies, i)?,
             options: MondrianOptions {
-                k: convert::scalar_u64(py, KERNEL, "k", required[5].as_ref(), i)?,
+                k: convert::scalar_u64(py, KERNEL, "k", required[6].as_ref(), i)?,
                 stop: options.stop,
             },
             data: ModelData::read(py, KERNEL, model_columns, i, &options.models)?,
             models: options.models,
         };
         let partition = run(py, || partition(&pack))?;
-        g.push(Some(&partition.part_of_tuple));
+        g.push(Some(&pack.tuples.in_sql_order(&partition.part_of_tuple)));
         lv.push_chunks(Some(&partition.levels), m);
         valid.push(true);
     }
@@ -184,7 +181,7 @@ pub(crate) fn mondrian<'py>(
 fn partition(pack: &Pack) -> Result<Partition, KernelError> {
     progress::cancelled(KERNEL)?;
     let built = convert::hierarchies(&pack.hierarchies)?;
-    let (tuples, counts) = (pack.tuples.values().as_ref(), pack.counts.values().as_ref());
+    let (tuples, counts) = (&pack.tuples.tuples[..], &pack.tuples.counts[..]);
     let rows: u64 = counts.iter().sum();
     let partition = if pack.models.needs_sensitive() {
         let models = pack.models.build(KERNEL, &pack.data)?;
@@ -221,7 +218,7 @@ fn expanded_mondrian(
     };
     let (owner, codes, rows) = pack.data.entries();
     let values = pack.data.values;
-    let (tuples, counts, m) = (pack.tuples.values(), pack.counts.values(), pack.m);
+    let (tuples, counts, m) = (&pack.tuples.tuples[..], &pack.tuples.counts[..], pack.m);
     let n = counts.len();
     if owner.len() != codes.len() || owner.len() != rows.len() {
         return Err(invalid(
