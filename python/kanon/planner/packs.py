@@ -17,11 +17,14 @@ from dataclasses import dataclass
 from kanon.planner.coding import Coded, code_column
 from kanon.planner.sql import Cte, internal
 
-__all__ = ["SAMPLE_TUPLES", "Packs", "pack_ctes", "rounds_for"]
+__all__ = ["LIST_PARTS", "SAMPLE_TUPLES", "Packs", "pack_ctes", "rounds_for"]
 
 #: Tuples sampled per pack the rounds make (2^rounds of them): the last round's medians
 #: come from about this many tuples per block.
 SAMPLE_TUPLES = 1 << 12
+
+#: The packs' lists are built in at most this many parts (a scan of the tuples each).
+LIST_PARTS = 16
 
 
 def rounds_for(rows: int, pack_rows: int) -> int:
@@ -68,11 +71,19 @@ def pack_ctes(coded: Coded, keys: list[Cte], k: int, rounds: int, pack_rows: int
     # One list per QI, unordered (an ordered aggregate buffers and sorts every list):
     # one aggregate gives all of a pack's lists one order, and the kernels read the
     # tuples in order of t.
+    # The packs are listed in parts, one aggregate each, so that DuckDB holds the lists
+    # of a few packs at a time and hands each part to the kernel on its own.
     code_lists = ", ".join(f"list({code_column(j)})" for j in range(m))
+    listed = (
+        f"SELECT b, [{code_lists}] AS tuples, list(n) AS counts, list(t) AS ts FROM {blocks.ref}"
+    )
+    parts = min(1 << rounds, LIST_PARTS)
     packs = Cte(
         internal("packs"),
-        f"SELECT b, [{code_lists}] AS tuples, list(n) AS counts, list(t) AS ts "
-        f"FROM {blocks.ref} GROUP BY b",
+        " UNION ALL ".join(
+            f"{listed} {f'WHERE b % {parts} = {i} ' if parts > 1 else ''}GROUP BY b"
+            for i in range(parts)
+        ),
         ("b", "tuples", "counts", "ts"),
     )
     return Packs([*ctes, packs], blocks, packs)
