@@ -104,7 +104,7 @@ def _sampled_cuts(
     picked = Cte(
         internal("picked"),
         f"SELECT * FROM {blocks.ref} WHERE hash(t) % "
-        f"(SELECT greatest(count(*) // {size}, 1) FROM {blocks.ref}) = 0",
+        f"(SELECT greatest(count(*) // {size}, 1)::UBIGINT FROM {blocks.ref}) = 0",
     )
     sample = Cte(
         internal("sample0"),
