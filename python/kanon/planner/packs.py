@@ -68,11 +68,10 @@ def pack_ctes(coded: Coded, keys: list[Cte], k: int, rounds: int, pack_rows: int
             ctes.append(full)
         sizes, blocks = _joined_to_largest(full, k)
         ctes += [sizes, blocks]
-    # One list per QI, unordered (an ordered aggregate buffers and sorts every list):
-    # one aggregate gives all of a pack's lists one order, and the kernels read the
-    # tuples in order of t.
-    # The packs are listed in parts, one aggregate each, so that DuckDB holds the lists
-    # of a few packs at a time and hands each part to the kernel on its own.
+    # One list per QI, unordered (an ordered aggregate buffers and sorts every list): one
+    # aggregate gives a pack's lists one order, and the kernels read the tuples in order
+    # of t. The packs are listed in parts, one aggregate each, so that each part reaches
+    # the kernel on its own.
     code_lists = ", ".join(f"list({code_column(j)})" for j in range(m))
     listed = (
         f"SELECT b, [{code_lists}] AS tuples, list(n) AS counts, list(t) AS ts FROM {blocks.ref}"
@@ -94,31 +93,35 @@ def _sampled_cuts(
 ) -> tuple[list[Cte], list[Cte]]:
     """The rounds' CTEs on the sample, and the cuts ``(b, j, cut, inclusive)`` of each.
 
-    The sample: the tuples whose hash of ``t`` falls in one of ``stride`` buckets
-    (deterministic), every tuple when there are at most ``SAMPLE_TUPLES << rounds``; its
+    The sample: the tuples whose hash of ``t`` is a multiple of ``stride`` (deterministic;
+    every tuple when there are at most ``SAMPLE_TUPLES << rounds``); its
     counts ``n`` are scaled by the table's rows over the sample's.
     """
     m = len(keys)
     xs = [f"x{j}" for j in range(m)]
     size = SAMPLE_TUPLES << rounds
+    totals = Cte(
+        internal("totals"),
+        f"SELECT greatest(count(*) // {size}, 1)::UBIGINT AS stride, sum(n)::DOUBLE AS rows "
+        f"FROM {blocks.ref}",
+        ("stride", "rows"),
+    )
     picked = Cte(
         internal("picked"),
-        f"SELECT * FROM {blocks.ref} WHERE hash(t) % "
-        f"(SELECT greatest(count(*) // {size}, 1)::UBIGINT FROM {blocks.ref}) = 0",
+        f"SELECT * FROM {blocks.ref} WHERE hash(t) % (SELECT stride FROM {totals.ref}) = 0",
     )
     sample = Cte(
         internal("sample0"),
         f"SELECT s.* EXCLUDE (n), s.n * w.scale AS n FROM {picked.ref} s CROSS JOIN "
-        f"(SELECT (SELECT sum(n) FROM {blocks.ref})::DOUBLE / sum(n) AS scale "
-        f"FROM {picked.ref}) w",
+        f"(SELECT (SELECT rows FROM {totals.ref}) / sum(n) AS scale FROM {picked.ref}) w",
     )
     spans = ", ".join(f"(SELECT max(x) - min(x) FROM {key.ref})" for key in keys)
     span = Cte(internal("spans"), f"SELECT [{spans}] AS span", ("span",))
-    ctes, cuts = [picked, sample, span], []
+    ctes, cuts = [totals, picked, sample, span], []
+    lo = ", ".join(f"min({x})" for x in xs)
+    hi = ", ".join(f"max({x})" for x in xs)
     for i in range(rounds):
         src = sample.ref
-        lo = ", ".join(f"min({x})" for x in xs)
-        hi = ", ".join(f"max({x})" for x in xs)
         large = Cte(
             internal(f"large{i}"),
             f"SELECT b, sum(n) AS rows, [{lo}] AS lo, [{hi}] AS hi "
