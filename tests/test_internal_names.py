@@ -9,6 +9,7 @@ clear refusal (a KanonError naming the word); never another release or a DuckDB 
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -26,7 +27,7 @@ from kanon._sql import ident, literal, string_list
 from kanon.exceptions import ConfigError, KanonError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
 SETTINGS: dict[str, Any] = {
     "deadline": None,
@@ -57,6 +58,26 @@ CASES: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
+#: The local methods, and the constants that make a 60-row table go through the SQL
+#: cutting rounds into packs (on a sample of the tuples) and the packs' parts.
+PACKED_CASES = [i for i, (method, _) in enumerate(CASES) if method in ("forest", "mondrian")]
+SMALL_PACKS = (
+    ("kanon.planner.forest", "PACK_ROWS"),
+    ("kanon.planner.mondrian", "MONDRIAN_PACK_ROWS"),
+    ("kanon.planner.priority", "PRIORITY_PACK_ROWS"),
+    ("kanon.planner.priority", "ITERATED_PACK_ROWS"),
+    ("kanon.planner.packs", "SAMPLE_TUPLES"),
+)
+
+
+@contextmanager
+def _small_packs() -> Iterator[None]:
+    with pytest.MonkeyPatch.context() as patch:
+        for module, name in SMALL_PACKS:
+            patch.setattr(f"{module}.{name}", 1 if name == "SAMPLE_TUPLES" else 16)
+        yield
+
+
 def _identifiers(sql: str) -> set[str]:
     return {
         node.name
@@ -84,6 +105,11 @@ def _vocabulary() -> list[str]:
         words |= _identifiers(
             kanon.explain(con, "src", 4, QI, method=method, **extra, keep_undeclared=True)
         )
+    with _small_packs():
+        for method in ("forest", "mondrian", "priority", "iterated"):
+            words |= _identifiers(
+                kanon.explain(con, "src", 4, QI, method=method, keep_undeclared=True)
+            )
     kanon.configure(con, "src", qi={"age": None, "zz": "h_zz", "d": None})
     for method, _ in CASES:
         words |= _identifiers(kanon.explain(con, "src", 4, method=method, keep_undeclared=True))
@@ -277,6 +303,37 @@ def test_every_unprefixed_word_as_a_column_passed_through(
     )
     db.execute(f"CREATE OR REPLACE TABLE wide AS SELECT {wide} FROM wide_plain")
     assert _release(db, "wide", case, plain) == _release(db, "wide_plain", case, {})
+
+
+@pytest.mark.parametrize("case", PACKED_CASES)
+def test_packed_plans_under_every_unprefixed_word(db: duckdb.DuckDBPyConnection, case: int) -> None:
+    """Cut into packs on a sample, the release is the same under those words as QIs and as
+    columns passed through."""
+    with _small_packs():
+        db.execute(f"CREATE OR REPLACE TABLE packed_plain AS {BASE}")
+        expected = _release(db, "packed_plain", case, {})
+        words = _unprefixed()
+        for start in range(0, len(words), 3):
+            names = [*words[start : start + 3], "age", "zz", "d"][:3]
+            rename = dict(zip(QI, names, strict=True))
+            select = BASE
+            for q, name in rename.items():
+                select = select.replace(f"AS {q},", f"AS {ident(name)},")
+            db.execute(f"CREATE OR REPLACE TABLE packed AS {select}")
+            assert _release(db, "packed", case, rename) == expected, names
+        plain = {f"x{i}": w for i, w in enumerate(words)}
+        extra = ", ".join(f"rid + {i} AS {ident(x)}" for i, x in enumerate(plain))
+        db.execute(
+            "CREATE OR REPLACE TABLE wide_plain AS "
+            + BASE.replace(" FROM range", f", {extra} FROM range")
+        )
+        wide = ", ".join(
+            f"{ident(c)} AS {ident(plain.get(c, c))}" for c in db.table("wide_plain").columns
+        )
+        db.execute(f"CREATE OR REPLACE TABLE wide AS SELECT {wide} FROM wide_plain")
+        assert _release(db, "wide", case, plain) == _release(db, "wide_plain", case, {})
+    db.execute("DROP TABLE packed_plain")
+    db.execute("DROP TABLE packed")
 
 
 def _measures(con: duckdb.DuckDBPyConnection, table: str, rename: dict[str, str]) -> Any:
