@@ -1,7 +1,8 @@
 """Large tables cut in SQL into packs, one kernel call each (the local recodings' step 2).
 
 Each round cuts the blocks above the pack size by Mondrian's rule: on the attribute of
-widest normalized range whose median cut leaves at least ``k`` rows on both sides. The
+widest normalized range (over the table's span) whose median cut (``x <= median``, or
+else ``x < median``) leaves at least ``k`` rows on both sides. The
 cuts are chosen on a sample of the tuples (every tuple up to :data:`SAMPLE_TUPLES` per
 pack: then the cuts are exact), its counts scaled to the table's; the tuples are then
 sent down the rounds' cuts in one streaming pass, and a pack left below ``k`` rows
@@ -129,7 +130,8 @@ def _sampled_cuts(
             ("b", "rows", "lo", "hi"),
         )
         # The median of every attribute (as quantile_disc: the value at position
-        # floor((tuples - 1) / 2)) from a histogram of its keys per block.
+        # floor((tuples - 1) / 2)) from a histogram of its keys per block: hash
+        # aggregates spill to disk, quantile_disc's state does not.
         counts = " UNION ALL ".join(
             f"SELECT b, {j} AS j, {x} AS x, count(*) AS c FROM {src} "
             f"WHERE b IN (SELECT b FROM {large.ref}) GROUP BY b, {x}"
