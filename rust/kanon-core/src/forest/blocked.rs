@@ -14,7 +14,7 @@ use rayon::prelude::*;
 use super::anonymize::{anonymize, ForestOptions, ForestStats, Release};
 use super::cost::{CostModel, LevelCost};
 use super::effort::scan_lookups;
-use super::neighbours::{trie_pays, Scan};
+use super::neighbours::{query_lookups, Scan};
 use crate::error::{KernelError, Result};
 use crate::hierarchy::Hierarchy;
 use crate::mondrian::{mondrian, MondrianOptions};
@@ -148,12 +148,12 @@ pub fn blocked_forest(
 /// more than they saved (`uniform` at 100k rows, benches/README.md).
 const MIN_SCAN_TUPLES: usize = 4096;
 
-/// The rows a block of `rows` rows (tuples `members`) is cut to, if any: where its
-/// neighbour search would scan every query (range costs aside: their blocks are small
-/// by default) and a scan would read more than `budget` cost lookups per query
-/// ([`scan_lookups`]), the block is cut so that it would read about that many, or hold
-/// [`MIN_SCAN_TUPLES`]. Clustered blocks, where the trie's bounds prune (see
-/// `trie_pays`), and small ones stay whole.
+/// The rows a block of `rows` rows (tuples `members`) is cut to, if any: where a query
+/// of its neighbour search would read more than `budget` cost lookups
+/// ([`scan_lookups`]; the trie's where its bounds prune, else a scan's, see
+/// [`query_lookups`]), the block is cut so that it would read about that many (both are
+/// about linear in the block's tuples where they cost most), or hold
+/// [`MIN_SCAN_TUPLES`]. Range costs aside (their blocks are small by default).
 fn scan_limit(
     tuples: &[u32],
     m: usize,
@@ -169,11 +169,19 @@ fn scan_limit(
     let part = gather(tuples, m, members);
     let n = model.check_tuples(&part, m, "blocked forest")?;
     let scan = Scan::new(&part, m, model);
-    let vertices = (budget / scan.lookups().max(1)).max(MIN_SCAN_TUPLES);
-    if n <= vertices || trie_pays(&part, m, model, &scan, count) {
+    // Small blocks, and those a scan reads within the budget, stay whole untried.
+    if n <= MIN_SCAN_TUPLES || n.saturating_mul(scan.lookups()) <= budget {
         return Ok(None);
     }
-    let stop = u128::from(rows) * vertices as u128 / n as u128;
+    let lookups = query_lookups(&part, m, model, &scan, count);
+    if lookups <= budget {
+        return Ok(None);
+    }
+    let vertices = (n as u128 * budget as u128 / lookups as u128).max(MIN_SCAN_TUPLES as u128);
+    if n as u128 <= vertices {
+        return Ok(None);
+    }
+    let stop = u128::from(rows) * vertices / n as u128;
     Ok(Some(u64::try_from(stop).unwrap_or(u64::MAX).max(1)))
 }
 
@@ -204,4 +212,63 @@ fn add_stats(total: &mut ForestStats, block: &ForestStats) {
     total.repaired += block.repaired;
     total.cost_before_improve += block.cost_before_improve;
     total.cost += block.cost;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn halves(leaves: u32) -> Hierarchy {
+        let height = leaves.trailing_zeros();
+        let levels: Vec<Vec<u32>> = (0..=height)
+            .map(|l| (0..leaves).map(|x| x >> l).collect())
+            .collect();
+        let slices: Vec<&[u32]> = levels.iter().map(Vec::as_slice).collect();
+        Hierarchy::try_from_levels(&slices).unwrap()
+    }
+
+    /// `n` distinct rows of `m` codes in four tight clusters of `leaves` leaves: the
+    /// trie's bounds prune, and it beats a scan.
+    fn clustered(n: usize, m: usize, leaves: u32) -> Vec<u32> {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) as u32
+        };
+        let mut seen = std::collections::BTreeSet::new();
+        let mut out = Vec::new();
+        while seen.len() < n {
+            let centre = next() % 4;
+            let row: Vec<u32> = (0..m)
+                .map(|_| (centre * (leaves / 4) + next() % 16).min(leaves - 1))
+                .collect();
+            if seen.insert(row.clone()) {
+                out.extend(row);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_trie_that_pays_but_reads_over_the_budget_is_cut() {
+        let (n, m, leaves) = (3 * MIN_SCAN_TUPLES, 4, 4096);
+        let tuples = clustered(n, m, leaves);
+        let model =
+            CostModel::try_new(vec![halves(leaves); m], vec![1.0; m], LevelCost::Ncp).unwrap();
+        let members: Vec<usize> = (0..n).collect();
+        let rows = n as u64;
+        let scan = Scan::new(&tuples, m, &model);
+        let lookups = query_lookups(&tuples, m, &model, &scan, 4);
+        // The trie pays: its queries read less than a scan's.
+        assert!(0 < lookups && lookups < n * scan.lookups(), "{lookups}");
+        let limit = |budget| scan_limit(&tuples, m, rows, &members, &model, 4, budget).unwrap();
+        assert_eq!(limit(lookups), None);
+        // A third of the reads: cut to about a third of the rows.
+        let cut = limit(lookups / 3).expect("not cut");
+        assert!((rows / 3 - 2..=rows / 3 + 2).contains(&cut), "{cut}");
+        // Never below MIN_SCAN_TUPLES tuples.
+        assert_eq!(limit(1), Some(MIN_SCAN_TUPLES as u64));
+    }
 }

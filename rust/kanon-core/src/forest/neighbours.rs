@@ -162,28 +162,41 @@ fn trie_search(
     Ok(lists)
 }
 
-/// Whether [`nearest_neighbours`] searches `tuples` with its trie rather than scanning
-/// every query: false under [`LevelCost::Range`], and where the trie's bounds prune too
-/// little (most of a sample of queries would cost it more than a scan). The forest may
-/// cut such tuples into smaller blocks ([`crate::blocked`]): the scan is quadratic.
-///
-/// `tuples` are checked rows (see [`CostModel::check_tuples`]) and `scan` their scan.
-pub(super) fn trie_pays(
+/// About how many cost lookups one query of [`nearest_neighbours`] reads in `tuples`
+/// (checked rows, see [`CostModel::check_tuples`]; `scan` their scan): a scan's
+/// `n · lookups` where the trie does not pay (under [`LevelCost::Range`], or where most of
+/// a sample of queries would cost the trie more than a scan), else the mean over that
+/// sample of the trie's work (a query past its cap counted as scanned). The forest cuts
+/// tuples whose queries read too much into smaller blocks ([`crate::blocked`]): both
+/// searches are quadratic in the tuples where the bounds prune little.
+pub(super) fn query_lookups(
     tuples: &[u32],
     m: usize,
     model: &CostModel,
     scan: &Scan<'_>,
     count: usize,
-) -> bool {
+) -> usize {
     let n = tuples.len() / m;
+    let scanned = n.saturating_mul(scan.lookups());
     let count = count.min(n.saturating_sub(1));
-    if count == 0 || model.kind() == LevelCost::Range {
-        return count == 0;
+    if count == 0 {
+        return 0;
+    }
+    if model.kind() == LevelCost::Range {
+        return scanned;
     }
     let Some(trie) = Trie::new(tuples, m, model) else {
-        return false;
+        return scanned;
     };
-    sample_pays(&trie, count, query_budget(n, scan))
+    let works = sample_work(&trie, count, query_budget(n, scan));
+    if !pays(&works) {
+        return scanned;
+    }
+    let total: usize = works
+        .iter()
+        .map(|w| w.map_or(scanned, |w| w.saturating_mul(WORK_LOOKUPS)))
+        .fold(0, usize::saturating_add);
+    total / works.len().max(1)
 }
 
 /// A query's trie work (see `Trie::nearest`) is capped at about the cost of scanning
@@ -198,20 +211,29 @@ fn query_budget(n: usize, scan: &Scan<'_>) -> usize {
 /// The cap is hit on data without clusters (wide attributes, uniform values), where the
 /// bounds prune little; then every query is scanned from the start.
 fn sample_pays(trie: &Trie<'_>, count: usize, budget: usize) -> bool {
+    pays(&sample_work(trie, count, budget))
+}
+
+/// Whether at most half of a sample's queries went past their budget (`None`).
+fn pays(works: &[Option<usize>]) -> bool {
+    2 * works.iter().filter(|w| w.is_none()).count() <= works.len()
+}
+
+/// The trie work of a sample of queries evenly spaced in trie order; `None` for a query
+/// past `budget`.
+fn sample_work(trie: &Trie<'_>, count: usize, budget: usize) -> Vec<Option<usize>> {
     let n = trie.order.len();
     let sample = n.min(SAMPLE);
-    let over = (0..sample)
+    (0..sample)
         .into_par_iter()
         .map_init(
             || Search::new(trie.steps.len()),
             |search, i| {
                 let a = trie.order[i * (n / sample)] as usize;
-                trie.nearest(a, count, budget, search).is_none()
+                trie.nearest(a, count, budget, search).map(|_| search.work)
             },
         )
-        .filter(|&over| over)
-        .count();
-    2 * over <= sample
+        .collect()
 }
 
 /// What an attribute with more leaves than vertices weighs in [`Scan::lookups`], in pack
