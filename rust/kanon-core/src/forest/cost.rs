@@ -65,7 +65,8 @@
 use super::orders::Orders;
 use super::paths::{Paths, Rung};
 use super::scale::{
-    check_model, exact_scale, fixed_scale, key_units, numeric_units, term_units, PerKey,
+    check_model, exact_scale, fixed_scale, key_units, numeric_units, round_units, term_units,
+    PerKey,
 };
 use crate::error::{KernelError, Result};
 use crate::hierarchy::Hierarchy;
@@ -662,19 +663,41 @@ impl CostModel {
         }
     }
 
-    /// `out[i]` = [`Self::attribute_units`] of `leaf` and `others[i]`, with the key
-    /// lookups of a numeric range attribute hoisted out of the pairs (the scan's rows).
+    /// `out[i]` = [`Self::attribute_units`] of `leaf` and `others[i]` (the scan's rows),
+    /// with what a range attribute's pairs share hoisted out of the loop: the set's unit,
+    /// the leaf's key and the scale's kind.
     pub(super) fn fill_units(&self, j: usize, leaf: u32, others: &[u32], out: &mut Vec<u64>) {
         out.clear();
-        let numeric = self.range.get(j).filter(|_| self.dense[j].is_none());
-        let Some(RangeAttribute::Numeric { keys, per, full }) = numeric else {
-            return out.extend(others.iter().map(|&b| self.attribute_units(j, leaf, b)));
-        };
-        let x = keys[leaf as usize];
-        out.extend(others.iter().map(|&b| match b == leaf {
-            true => 0,
-            false => numeric_units(x, keys[b as usize], *per, *full),
-        }));
+        let units = |unit: u64| move |&b: &u32| if b == leaf { 0 } else { unit };
+        match self.range.get(j).filter(|_| self.dense[j].is_none()) {
+            Some(RangeAttribute::Set { unit }) => out.extend(others.iter().map(units(*unit))),
+            Some(RangeAttribute::Numeric { keys, per, full }) => {
+                let (x, full) = (keys[leaf as usize], *full);
+                if x.is_nan() {
+                    return out.extend(others.iter().map(units(full)));
+                }
+                // The leaf itself has key x: 0 units either way.
+                match *per {
+                    PerKey::Exact(unit) => out.extend(others.iter().map(|&b| {
+                        let y = keys[b as usize];
+                        if y.is_nan() {
+                            full
+                        } else {
+                            (x - y).abs() as u64 * unit
+                        }
+                    })),
+                    PerKey::Fixed(factor) => out.extend(others.iter().map(|&b| {
+                        let y = keys[b as usize];
+                        if y.is_nan() {
+                            full
+                        } else {
+                            round_units((x - y).abs() * factor).min(full)
+                        }
+                    })),
+                }
+            }
+            None => out.extend(others.iter().map(|&b| self.attribute_units(j, leaf, b))),
+        }
     }
 
     /// Whether attribute `j` has paths (no dense table) and meets price its pairs.

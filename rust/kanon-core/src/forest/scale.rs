@@ -36,8 +36,16 @@ pub(super) fn key_units(difference: f64, per: PerKey, full: u64) -> u64 {
 }
 
 /// `x.round()` for `x ≥ 0` (saturating), inline: the fraction `x − ⌊x⌋` is exact below
-/// 2^52, and `f64::round` is a libm call on the baseline x86-64 target.
-fn round_units(x: f64) -> u64 {
+/// 2^52, and `f64::round` is a libm call on the baseline x86-64 target. Below 2^52 the
+/// conversions are signed: one instruction each there, not the unsigned ones' sequences
+/// (the scans of range costs round every pair).
+#[inline]
+pub(super) fn round_units(x: f64) -> u64 {
+    const SIGNED: f64 = (1u64 << 52) as f64;
+    if (0.0..SIGNED).contains(&x) {
+        let whole = x as i64;
+        return (whole + i64::from(x - whole as f64 >= 0.5)) as u64;
+    }
     let whole = x as u64;
     whole.saturating_add(u64::from(x - whole as f64 >= 0.5))
 }
@@ -136,4 +144,35 @@ fn gcd(mut a: u128, mut b: u128) -> u128 {
         (a, b) = (b, a % b);
     }
     a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::round_units;
+    use proptest::prelude::*;
+
+    #[test]
+    fn round_units_rounds_halves_up_on_both_sides_of_2_52() {
+        let big = (1u64 << 52) as f64;
+        for (x, want) in [
+            (0.0, 0),
+            (0.49999999999999994, 0),
+            (0.5, 1),
+            (2.5, 3),
+            (big - 0.5, 1 << 52),
+            (big, 1 << 52),
+            (big * 2.0, 1 << 53),
+            (f64::NAN, 0),
+            (f64::INFINITY, u64::MAX),
+        ] {
+            assert_eq!(round_units(x), want, "{x}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn round_units_is_round(x in 0.0f64..1e18) {
+            prop_assert_eq!(round_units(x), x.round() as u64);
+        }
+    }
 }
