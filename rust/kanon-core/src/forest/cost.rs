@@ -65,7 +65,7 @@
 use super::orders::Orders;
 use super::paths::{Paths, Rung};
 use super::scale::{
-    check_model, exact_scale, fixed_scale, key_units, numeric_units, round_units, term_units,
+    check_model, exact_scale, fill_key_units, fixed_scale, key_units, numeric_units, term_units,
     PerKey,
 };
 use crate::error::{KernelError, Result};
@@ -668,33 +668,12 @@ impl CostModel {
     /// the leaf's key and the scale's kind.
     pub(super) fn fill_units(&self, j: usize, leaf: u32, others: &[u32], out: &mut Vec<u64>) {
         out.clear();
-        let units = |unit: u64| move |&b: &u32| if b == leaf { 0 } else { unit };
         match self.range.get(j).filter(|_| self.dense[j].is_none()) {
-            Some(RangeAttribute::Set { unit }) => out.extend(others.iter().map(units(*unit))),
+            Some(RangeAttribute::Set { unit }) => {
+                out.extend(others.iter().map(|&b| u64::from(b != leaf) * unit));
+            }
             Some(RangeAttribute::Numeric { keys, per, full }) => {
-                let (x, full) = (keys[leaf as usize], *full);
-                if x.is_nan() {
-                    return out.extend(others.iter().map(units(full)));
-                }
-                // The leaf itself has key x: 0 units either way.
-                match *per {
-                    PerKey::Exact(unit) => out.extend(others.iter().map(|&b| {
-                        let y = keys[b as usize];
-                        if y.is_nan() {
-                            full
-                        } else {
-                            (x - y).abs() as u64 * unit
-                        }
-                    })),
-                    PerKey::Fixed(factor) => out.extend(others.iter().map(|&b| {
-                        let y = keys[b as usize];
-                        if y.is_nan() {
-                            full
-                        } else {
-                            round_units((x - y).abs() * factor).min(full)
-                        }
-                    })),
-                }
+                fill_key_units(keys, leaf, others, *per, *full, out);
             }
             None => out.extend(others.iter().map(|&b| self.attribute_units(j, leaf, b))),
         }
