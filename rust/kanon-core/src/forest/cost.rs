@@ -65,8 +65,7 @@
 use super::orders::Orders;
 use super::paths::{Paths, Rung};
 use super::scale::{
-    check_model, exact_scale, fill_key_units, fixed_scale, key_units, numeric_units, term_units,
-    PerKey,
+    check_model, exact_scale, fixed_scale, key_units, numeric_units, term_units, PerKey,
 };
 use crate::error::{KernelError, Result};
 use crate::hierarchy::Hierarchy;
@@ -664,8 +663,8 @@ impl CostModel {
     }
 
     /// `out[i]` = [`Self::attribute_units`] of `leaf` and `others[i]` (the scan's rows),
-    /// with what a range attribute's pairs share hoisted out of the loop: the set's unit,
-    /// the leaf's key and the scale's kind.
+    /// with what a range attribute's pairs share hoisted out of the loop: the set's unit
+    /// and the leaf's key.
     pub(super) fn fill_units(&self, j: usize, leaf: u32, others: &[u32], out: &mut Vec<u64>) {
         out.clear();
         match self.range.get(j).filter(|_| self.dense[j].is_none()) {
@@ -673,7 +672,11 @@ impl CostModel {
                 out.extend(others.iter().map(|&b| u64::from(b != leaf) * unit));
             }
             Some(RangeAttribute::Numeric { keys, per, full }) => {
-                fill_key_units(keys, leaf, others, *per, *full, out);
+                let x = keys[leaf as usize];
+                out.extend(others.iter().map(|&b| match b == leaf {
+                    true => 0,
+                    false => numeric_units(x, keys[b as usize], *per, *full),
+                }));
             }
             None => out.extend(others.iter().map(|&b| self.attribute_units(j, leaf, b))),
         }

@@ -35,32 +35,6 @@ pub(super) fn key_units(difference: f64, per: PerKey, full: u64) -> u64 {
     }
 }
 
-/// `out[i]` = [`numeric_units`] of the keys of `leaf` and `others[i]`, with the leaf's key
-/// and the scale's kind hoisted out of the loop (a scan's row of one numeric attribute).
-pub(super) fn fill_key_units(
-    keys: &[f64],
-    leaf: u32,
-    others: &[u32],
-    per: PerKey,
-    full: u64,
-    out: &mut Vec<u64>,
-) {
-    let x = keys[leaf as usize];
-    let key = |b: u32| keys[b as usize];
-    // The leaf itself has key x: 0 units, unless x is missing.
-    match per {
-        _ if x.is_nan() => out.extend(others.iter().map(|&b| u64::from(b != leaf) * full)),
-        PerKey::Exact(unit) => out.extend(others.iter().map(|&b| match key(b) {
-            y if y.is_nan() => full,
-            y => (x - y).abs() as u64 * unit,
-        })),
-        PerKey::Fixed(factor) => out.extend(others.iter().map(|&b| match key(b) {
-            y if y.is_nan() => full,
-            y => round_units((x - y).abs() * factor).min(full),
-        })),
-    }
-}
-
 /// `x.round()` for `x ≥ 0` (saturating), inline: the fraction `x − ⌊x⌋` is exact below
 /// 2^52, and `f64::round` is a libm call on the baseline x86-64 target. Below 2^52 the
 /// conversions are signed: one instruction each there, not the unsigned ones' sequences
