@@ -271,11 +271,9 @@ def _unprefixed() -> list[str]:
     return list({w.lower(): w for w in words}.values())  # DuckDB folds case
 
 
-@pytest.mark.parametrize("case", range(len(CASES)))
-def test_every_unprefixed_word_as_a_quasi_identifier(
-    db: duckdb.DuckDBPyConnection, case: int
-) -> None:
-    """Each word kanon's SQL uses without the reserved prefix names a QI, three at a time."""
+def _as_quasi_identifiers() -> Iterator[tuple[list[str], dict[str, str], str]]:
+    """Each unprefixed word as a QI, three at a time: the names, the renaming of ``QI``
+    and ``BASE``'s SELECT under it."""
     words = _unprefixed()
     for start in range(0, len(words), 3):
         names = [*words[start : start + 3], "age", "zz", "d"][:3]
@@ -283,6 +281,29 @@ def test_every_unprefixed_word_as_a_quasi_identifier(
         select = BASE
         for q, name in rename.items():
             select = select.replace(f"AS {q},", f"AS {ident(name)},")
+        yield names, rename, select
+
+
+def _as_columns(db: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """Tables ``wide_plain`` (``BASE`` with one more column ``x{i}`` per unprefixed word)
+    and ``wide`` (the same, those columns named by the words); returns the renaming."""
+    plain = {f"x{i}": w for i, w in enumerate(_unprefixed())}
+    extra = ", ".join(f"rid + {i} AS {ident(x)}" for i, x in enumerate(plain))
+    wide_plain = BASE.replace(" FROM range", f", {extra} FROM range")
+    db.execute(f"CREATE OR REPLACE TABLE wide_plain AS {wide_plain}")
+    wide = ", ".join(
+        f"{ident(c)} AS {ident(plain.get(c, c))}" for c in db.table("wide_plain").columns
+    )
+    db.execute(f"CREATE OR REPLACE TABLE wide AS SELECT {wide} FROM wide_plain")
+    return plain
+
+
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_every_unprefixed_word_as_a_quasi_identifier(
+    db: duckdb.DuckDBPyConnection, case: int
+) -> None:
+    """Each word kanon's SQL uses without the reserved prefix names a QI, three at a time."""
+    for names, rename, select in _as_quasi_identifiers():
         db.execute(f"CREATE OR REPLACE TABLE narrow AS {select}")
         got = _release(db, "narrow", case, rename)
         assert got == _baseline(db, case, False), names
@@ -294,14 +315,7 @@ def test_every_unprefixed_word_as_a_column_passed_through(
     db: duckdb.DuckDBPyConnection, case: int
 ) -> None:
     """All those words at once as columns released unchanged, against ordinary names."""
-    plain = {f"x{i}": w for i, w in enumerate(_unprefixed())}
-    extra = ", ".join(f"rid + {i} AS {ident(x)}" for i, x in enumerate(plain))
-    wide_plain = BASE.replace(" FROM range", f", {extra} FROM range")
-    db.execute(f"CREATE OR REPLACE TABLE wide_plain AS {wide_plain}")
-    wide = ", ".join(
-        f"{ident(c)} AS {ident(plain.get(c, c))}" for c in db.table("wide_plain").columns
-    )
-    db.execute(f"CREATE OR REPLACE TABLE wide AS SELECT {wide} FROM wide_plain")
+    plain = _as_columns(db)
     assert _release(db, "wide", case, plain) == _release(db, "wide_plain", case, {})
 
 
@@ -312,25 +326,10 @@ def test_packed_plans_under_every_unprefixed_word(db: duckdb.DuckDBPyConnection,
     with _small_packs():
         db.execute(f"CREATE OR REPLACE TABLE packed_plain AS {BASE}")
         expected = _release(db, "packed_plain", case, {})
-        words = _unprefixed()
-        for start in range(0, len(words), 3):
-            names = [*words[start : start + 3], "age", "zz", "d"][:3]
-            rename = dict(zip(QI, names, strict=True))
-            select = BASE
-            for q, name in rename.items():
-                select = select.replace(f"AS {q},", f"AS {ident(name)},")
+        for names, rename, select in _as_quasi_identifiers():
             db.execute(f"CREATE OR REPLACE TABLE packed AS {select}")
             assert _release(db, "packed", case, rename) == expected, names
-        plain = {f"x{i}": w for i, w in enumerate(words)}
-        extra = ", ".join(f"rid + {i} AS {ident(x)}" for i, x in enumerate(plain))
-        db.execute(
-            "CREATE OR REPLACE TABLE wide_plain AS "
-            + BASE.replace(" FROM range", f", {extra} FROM range")
-        )
-        wide = ", ".join(
-            f"{ident(c)} AS {ident(plain.get(c, c))}" for c in db.table("wide_plain").columns
-        )
-        db.execute(f"CREATE OR REPLACE TABLE wide AS SELECT {wide} FROM wide_plain")
+        plain = _as_columns(db)
         assert _release(db, "wide", case, plain) == _release(db, "wide_plain", case, {})
     db.execute("DROP TABLE packed_plain")
     db.execute("DROP TABLE packed")
