@@ -147,17 +147,17 @@ thread_local! {
     /// [`sum_by_key`]'s tables: a key and its count per slot (the count is valid where
     /// the key is set), side by side so that a probe touches one cache line.
     static TABLE_64: RefCell<Vec<(u64, u64)>> = const { RefCell::new(Vec::new()) };
-    static TABLE_128: RefCell<Vec<(u128, u64)>> = const { RefCell::new(Vec::new()) };
+    static TABLE_128: RefCell<Vec<(Wide, u64)>> = const { RefCell::new(Vec::new()) };
     /// [`sum_by_key`]'s order of first occurrence.
     static ORDER: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
     /// [`sum_items`]'s two chunk buffers.
     static ITEMS_64: RefCell<Vec<(u64, u64)>> = const { RefCell::new(Vec::new()) };
-    static ITEMS_128: RefCell<Vec<(u128, u64)>> = const { RefCell::new(Vec::new()) };
+    static ITEMS_128: RefCell<Vec<(Wide, u64)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// A packed class key: `u64` when the codes fit in 63 bits (classes of 16 bytes instead
-/// of 32: half the memory traffic and page faults), else `u128` (127 bits at most); the
-/// all-ones value marks an empty slot of [`sum_by_key`]'s table.
+/// of 24: less memory traffic and fewer page faults), else [`Wide`] (127 bits at most);
+/// the all-ones value marks an empty slot of [`sum_by_key`]'s table.
 pub(super) trait PackedKey:
     Copy + Eq + Send + Sync + Default + BitOr<Output = Self> + BitAnd<Output = Self> + 'static
 {
@@ -204,10 +204,42 @@ impl PackedKey for u64 {
     }
 }
 
-impl PackedKey for u128 {
-    const EMPTY: Self = u128::MAX;
+/// A 128-bit packed key as two 64-bit halves. Aligned to 8 bytes, a class of it and its
+/// count takes 24 bytes instead of the 32 of a `u128` (aligned to 16): a quarter less
+/// memory for the histogram, the tables and the cached classes of wide lattices.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default, Debug)]
+pub(super) struct Wide {
+    lo: u64,
+    hi: u64,
+}
+
+impl BitOr for Wide {
+    type Output = Self;
+    fn bitor(self, other: Self) -> Self {
+        Self {
+            lo: self.lo | other.lo,
+            hi: self.hi | other.hi,
+        }
+    }
+}
+
+impl BitAnd for Wide {
+    type Output = Self;
+    fn bitand(self, other: Self) -> Self {
+        Self {
+            lo: self.lo & other.lo,
+            hi: self.hi & other.hi,
+        }
+    }
+}
+
+impl PackedKey for Wide {
+    const EMPTY: Self = Self {
+        lo: u64::MAX,
+        hi: u64::MAX,
+    };
     fn field(self, shift: u32) -> u64 {
-        (self >> shift) as u64
+        (self.wide() >> shift) as u64
     }
     fn with_table<R>(f: impl FnOnce(&mut Vec<(Self, u64)>) -> R) -> R {
         TABLE_128.with(|table| f(&mut table.borrow_mut()))
@@ -216,16 +248,19 @@ impl PackedKey for u128 {
         ITEMS_128.with(|items| f(&mut items.borrow_mut()))
     }
     fn fold(self) -> u64 {
-        (self as u64) ^ ((self >> 64) as u64).rotate_left(29)
+        self.lo ^ self.hi.rotate_left(29)
     }
     fn wide(self) -> u128 {
-        self
+        u128::from(self.hi) << 64 | u128::from(self.lo)
     }
     fn narrow(key: u128) -> Self {
-        key
+        Self {
+            lo: key as u64,
+            hi: (key >> 64) as u64,
+        }
     }
     fn place(code: u32, shift: u32) -> Self {
-        u128::from(code) << shift
+        Self::narrow(u128::from(code) << shift)
     }
 }
 
@@ -299,6 +334,24 @@ mod tests {
     #[test]
     fn sums_by_key_in_first_occurrence_order() {
         check(|x| x);
-        check(|x| u128::from(x) << 64 | u128::from(x));
+        check(|x| Wide::narrow(u128::from(x) << 64 | u128::from(x)));
+    }
+
+    #[test]
+    fn wide_keys_pack_as_u128_in_24_byte_classes() {
+        assert_eq!(std::mem::size_of::<(Wide, u64)>(), 24);
+        for key in [0, 1, u128::from(u64::MAX), u128::MAX - 1, 0xdead_beef << 70] {
+            let wide = Wide::narrow(key);
+            assert_eq!(wide.wide(), key);
+            for shift in [0, 13, 64, 100] {
+                assert_eq!(wide.field(shift), (key >> shift) as u64);
+            }
+            assert_eq!((wide | Wide::narrow(1 << 99)).wide(), key | 1 << 99);
+            assert_eq!(
+                (wide & Wide::narrow(u128::from(u64::MAX))).wide(),
+                key & u128::from(u64::MAX)
+            );
+        }
+        assert_eq!(Wide::place(5, 90).wide(), 5 << 90);
     }
 }

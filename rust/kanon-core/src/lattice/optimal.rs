@@ -1,6 +1,7 @@
 //! The entry points: the optimal node of a lattice, one node's evaluation, and the
 //! packing of level keys.
 
+use super::group::Wide;
 use super::input::ModelInput;
 use super::search::Search;
 use super::types::{LatticeOptions, NodeEval, Optimum, KERNEL};
@@ -34,7 +35,7 @@ pub fn evaluate_node(
     } else {
         search.evaluate(
             levels,
-            &search.group::<u128>(levels, usize::MAX, Vec::new()).0,
+            &search.group::<Wide>(levels, usize::MAX, Vec::new()).0,
         )
     })
 }
@@ -148,6 +149,6 @@ pub fn optimal_with(
     if search.narrow {
         search_lattice::<u64>(&search)
     } else {
-        search_lattice::<u128>(&search)
+        search_lattice::<Wide>(&search)
     }
 }

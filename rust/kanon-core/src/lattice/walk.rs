@@ -160,8 +160,15 @@ struct State<'s, 'a, K: PackedKey> {
     penalized: Vec<(f64, Vec<u32>)>,
 }
 
-/// Classes kept in the roll-up cache at most (all nodes together).
-const CACHE_CLASSES: usize = 1 << 24;
+/// Bytes of classes kept in the roll-up cache at most (all nodes' capacities together):
+/// 2^24 classes of 128-bit keys (24 bytes each), 1.5 · 2^24 of 64-bit keys (16 bytes).
+const CACHE_BYTES: usize = 3 << 27;
+
+/// Lists evicted from the cache kept for reuse at most.
+const SPARES: usize = 2;
+
+/// A cached list holding more than twice its classes and this many more is shrunk.
+const SLACK_CLASSES: usize = 1 << 12;
 
 /// Bases of fewer classes get no hubs (see [`State::hub`]): rolling up from them is
 /// cheap.
@@ -253,25 +260,33 @@ impl<'s, 'a, K: PackedKey> State<'s, 'a, K> {
             self.spare.push(classes);
             return None;
         }
-        let classes = Rc::new(classes);
-        self.keep(levels.to_vec(), Rc::clone(&classes));
-        Some(classes)
+        Some(self.keep(levels.to_vec(), classes))
     }
 
     /// Cache the classes of the node at `levels`, evicting the oldest nodes beyond
-    /// [`CACHE_CLASSES`] (the newest stays).
-    fn keep(&mut self, levels: Vec<u32>, classes: Rc<Vec<Class<K>>>) {
-        self.cached += classes.len();
-        self.cache.push((levels, classes));
-        while self.cached > CACHE_CLASSES && self.cache.len() > 1 {
+    /// [`CACHE_BYTES`] of capacity (the newest stays); the cached list is returned.
+    fn keep(&mut self, levels: Vec<u32>, mut classes: Vec<Class<K>>) -> Rc<Vec<Class<K>>> {
+        // A list reused from a larger node keeps that node's capacity: give the slack
+        // back, so that the limit bounds the cache's memory.
+        if classes.capacity() > 2 * classes.len() + SLACK_CLASSES {
+            classes.shrink_to_fit();
+        }
+        let classes = Rc::new(classes);
+        self.cached += classes.capacity();
+        self.cache.push((levels, Rc::clone(&classes)));
+        let limit = CACHE_BYTES / std::mem::size_of::<Class<K>>();
+        while self.cached > limit && self.cache.len() > 1 {
             let (_, old) = self.cache.remove(0);
-            self.cached -= old.len();
+            self.cached -= old.capacity();
             // Its memory is reused for the next node's classes (fresh memory costs a
             // page fault per page).
             if let Ok(old) = Rc::try_unwrap(old) {
-                self.spare.push(old);
+                if self.spare.len() < SPARES {
+                    self.spare.push(old);
+                }
             }
         }
+        classes
     }
 
     /// Before `levels` rolls up from a large base (no cached node lies below it): roll
@@ -307,7 +322,7 @@ impl<'s, 'a, K: PackedKey> State<'s, 'a, K> {
         let (hub, _) = search.roll_up_to(classes, base, &meet, usize::MAX, spare);
         self.hubs_off = 2 * hub.len() > classes.len();
         self.from_base = Some(meet.clone());
-        self.keep(meet, Rc::new(hub));
+        self.keep(meet, hub);
         Some(self.cache.len() - 1)
     }
 
