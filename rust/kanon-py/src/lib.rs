@@ -18,6 +18,7 @@ mod progress;
 mod splits;
 mod sql;
 mod stats;
+mod turn;
 
 use pyo3::prelude::*;
 

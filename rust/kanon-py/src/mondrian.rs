@@ -11,6 +11,7 @@ use crate::convert::{self, array, run, Column, ListColumn, NestedColumn, F64, U3
 use crate::models::{self, ModelData, ModelOptions};
 use crate::packed::Packed;
 use crate::progress;
+use crate::turn::Turn;
 
 const KERNEL: &str = "mondrian";
 
@@ -132,6 +133,8 @@ pub(crate) fn mondrian<'py>(
             valid.push(false);
             continue;
         }
+        // Packs of other calls wait: Mondrian splits over every core itself.
+        let _turn = Turn::take(py);
         let options: Options = convert::options(py, KERNEL, required[7].as_ref(), i)?;
         models::check(py, KERNEL, &options.models)?;
         if options.models.delta_min.is_some() {
