@@ -11,6 +11,7 @@ make many packs and blocks form.
 from __future__ import annotations
 
 import re
+import threading
 from typing import Any
 
 import duckdb
@@ -203,6 +204,37 @@ def test_sampled_packs_release_what_exact_ones_would_guarantee(
         con.execute(f"{sql} ORDER BY rid").fetchall()
         == con.execute("SELECT * FROM rel ORDER BY rid").fetchall()
     )
+
+
+def test_statements_in_two_threads_take_turns_in_the_kernel(
+    con: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Mondrian's kernel works on one pack at a time, whoever calls it: two statements of
+    # many packs each, run in two threads, both finish with the release of a run alone.
+    monkeypatch.setattr(kanon.planner.mondrian, "MONDRIAN_PACK_ROWS", 100)
+    con.execute(
+        "CREATE TABLE t AS SELECT i AS rid, (i * 37) % 101 AS a, i % 11 AS b, i % 13 AS c "
+        "FROM range(3000) r(i)"
+    )
+    sql = (
+        "SELECT * FROM kanon('t', k := 5, qi := ['a', 'b', 'c'], method := 'mondrian', "
+        "insensitive := ['rid']) ORDER BY rid"
+    )
+    alone = con.execute(sql).fetchall()
+    got: dict[int, list[tuple[Any, ...]]] = {}
+
+    def run(i: int) -> None:
+        got[i] = kanon.install(con.cursor()).execute(sql).fetchall()
+
+    # Daemons: a deadlock fails the test instead of hanging the run.
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert not any(thread.is_alive() for thread in threads)
+    assert got == {0: alone, 1: alone}
+    assert len(alone) == 3000
 
 
 def test_mondrian_cuts_numbers_at_the_median(con: duckdb.DuckDBPyConnection) -> None:
