@@ -235,6 +235,10 @@ def test_statements_in_two_threads_take_turns_in_the_kernel(
     assert not any(thread.is_alive() for thread in threads)
     assert got == {0: alone, 1: alone}
     assert len(alone) == 3000
+    smallest = con.execute(
+        f"SELECT min(n) FROM (SELECT count(*) AS n FROM ({sql}) GROUP BY a, b, c)"
+    )
+    assert smallest.fetchone()[0] >= 5
 
 
 def test_mondrian_cuts_numbers_at_the_median(con: duckdb.DuckDBPyConnection) -> None:
