@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use kanon_core::emd::{Emd, GroundDistance};
 use kanon_core::lattice::{
-    evaluate_node, key_bits, optimal, optimal_with, unpack_keys, LatticeOptions, Metric,
-    ModelInput, NO_LABEL,
+    evaluate_node, key_bits, optimal, optimal_keys, optimal_with, unpack_keys, LatticeOptions,
+    Metric, ModelInput, NO_LABEL,
 };
 use kanon_core::models::{LDiversity, PrivacyModels};
 use kanon_core::Hierarchy;
@@ -556,6 +556,17 @@ proptest! {
                 }
             });
         let found = optimal_with(&case.tuples, m, &case.counts, &case.hierarchies, &case.options, &case.input());
+        // The same search over the tuples' packed keys finds the same node.
+        let (low, high) = pack(&case.tuples, &case.hierarchies);
+        let by_keys = optimal_keys(&low, &high, &case.counts, &case.hierarchies, &case.options, &case.input());
+        match (&found, &by_keys) {
+            (Ok(a), Ok(b)) => {
+                prop_assert_eq!(&a.levels, &b.levels);
+                prop_assert_eq!(&a.suppressed, &b.suppressed);
+            }
+            (Err(a), Err(b)) => prop_assert_eq!(a.to_string(), b.to_string()),
+            (a, b) => prop_assert!(false, "codes {:?}, keys {:?}", a, b),
+        }
         match (best, found) {
             (None, Err(e)) => prop_assert!(e.to_string().contains("no generalization")),
             (Some((levels, cost)), Ok(opt)) => {
@@ -755,6 +766,76 @@ fn keys_wider_than_64_bits_give_the_brute_force_optimum() {
     }
 }
 
+/// Tuples of leaf codes packed as [`key_bits`] lays them out, in low and high halves.
+fn pack(tuples: &[u32], hierarchies: &[Hierarchy]) -> (Vec<u64>, Vec<u64>) {
+    let bits = key_bits(hierarchies).unwrap();
+    let (mut low, mut high) = (Vec::new(), Vec::new());
+    for row in tuples.chunks(hierarchies.len()) {
+        let mut key = 0u128;
+        let mut shift = 0;
+        for (&code, &b) in row.iter().zip(&bits) {
+            key |= u128::from(code) << shift;
+            shift += b;
+        }
+        low.push(key as u64);
+        high.push((key >> 64) as u64);
+    }
+    (low, high)
+}
+
+#[test]
+fn the_search_over_packed_keys_reads_them_as_their_codes() {
+    // 96-bit keys (128-bit classes): leaves 8192, 3, 1 and 70000, three times; ages of a
+    // 2-level hierarchy make the search generalize.
+    let split = |leaves: u32| {
+        let codes: Vec<u32> = (0..leaves).collect();
+        let halves: Vec<u32> = (0..leaves).map(|c| c * 2 / leaves.max(1)).collect();
+        Hierarchy::try_from_levels(&[&codes, &halves, &vec![0; leaves as usize]]).unwrap()
+    };
+    let four: Vec<Hierarchy> = [8192, 3, 1, 70000].into_iter().map(split).collect();
+    let hierarchies: Vec<Hierarchy> = (0..3).flat_map(|_| four.clone()).collect();
+    let m = hierarchies.len();
+    let mut rng = Rng(5);
+    let tuples: Vec<u32> = (0..300)
+        .flat_map(|_| [8192u32, 3, 1, 70000].repeat(3))
+        .map(|leaves| rng.below(u64::from(leaves)) as u32)
+        .collect();
+    let counts: Vec<u64> = (0..300).map(|t| 1 + t % 3).collect();
+    let options = LatticeOptions {
+        k: 4,
+        max_suppressed: 40,
+        keep_suppressed: true,
+        min_level: vec![0; m],
+        max_level: vec![2; m],
+        weights: vec![1.0; m],
+        metric: Metric::Loss,
+        node_loss: Vec::new(),
+    };
+    let input = ModelInput::default();
+    let (low, high) = pack(&tuples, &hierarchies);
+    let by_codes = optimal_with(&tuples, m, &counts, &hierarchies, &options, &input).unwrap();
+    let by_keys = optimal_keys(&low, &high, &counts, &hierarchies, &options, &input).unwrap();
+    assert_eq!(by_keys.levels, by_codes.levels);
+    assert_eq!(by_keys.eval.cost.to_bits(), by_codes.eval.cost.to_bits());
+    assert_eq!(by_keys.suppressed, by_codes.suppressed);
+    assert!(by_keys.eval.suppressed > 0, "{:?}", by_keys.eval);
+    // A code past its leaves (3 in the 2 bits of a 3-leaf attribute), bits above the
+    // codes and halves of unequal length are errors.
+    let err = optimal_keys(&[3 << 13], &[0], &[1], &hierarchies, &options, &input).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("code 3 in attribute 1, which has 3 leaves"),
+        "{err}"
+    );
+    let err = optimal_keys(&[0], &[1 << 32], &[1], &hierarchies, &options, &input).unwrap_err();
+    assert!(
+        err.to_string().contains("bits set above its 96 bits"),
+        "{err}"
+    );
+    let err = optimal_keys(&low, &high[1..], &counts, &hierarchies, &options, &input).unwrap_err();
+    assert!(err.to_string().contains("high"), "{err}");
+}
+
 #[test]
 fn packed_keys_unpack_to_their_codes() {
     // Leaves 8192, 3, 1 and 70000 per attribute: 13 + 2 + 0 + 17 bits; five times that
@@ -772,17 +853,7 @@ fn packed_keys_unpack_to_their_codes() {
         .flat_map(|_| [8192u32, 3, 1, 70000].repeat(3))
         .map(|leaves| rng.below(u64::from(leaves)) as u32)
         .collect();
-    let (mut low, mut high) = (Vec::new(), Vec::new());
-    for row in tuples.chunks(12) {
-        let mut key = 0u128;
-        let mut shift = 0;
-        for (&code, &b) in row.iter().zip(&bits) {
-            key |= u128::from(code) << shift;
-            shift += b;
-        }
-        low.push(key as u64);
-        high.push((key >> 64) as u64);
-    }
+    let (low, high) = pack(&tuples, &hierarchies);
     assert!(high.iter().any(|&h| h != 0));
     assert_eq!(unpack_keys(&low, &high, &hierarchies).unwrap(), tuples);
     let err = unpack_keys(&low, &high[1..], &hierarchies).unwrap_err();

@@ -1,7 +1,7 @@
 //! The optimal full-domain generalization: ``kanon_optimal`` (one histogram per row).
 
 use arrow_array::{Array, UInt64Array};
-use kanon_core::lattice::{optimal_with, unpack_keys, LatticeOptions, Metric, ModelInput, Optimum};
+use kanon_core::lattice::{optimal_keys, unpack_keys, LatticeOptions, Metric, ModelInput, Optimum};
 use kanon_core::KernelError;
 use pyo3::prelude::*;
 use serde::Deserialize;
@@ -215,15 +215,8 @@ pub(crate) fn optimal<'py>(
             data: ModelData::read(py, KERNEL, model_columns, i, &options.models)?,
             models: options.models,
         };
-        let (best, tuples, seconds) = run(py, || search(&pack))?;
+        let (best, suppressed, seconds) = run(py, || search(&pack))?;
         levels.push(Some(&best.levels));
-        // The codes of the suppressed tuples, one list each (few: at most the rows allowed).
-        let suppressed: Vec<u32> = tuples
-            .chunks_exact(m.max(1))
-            .zip(&best.suppressed)
-            .filter(|&(_, &hidden)| hidden)
-            .flat_map(|(codes, _)| codes.iter().copied())
-            .collect();
         s.push_chunks(Some(&suppressed), m);
         reports.push(Some(Report {
             seconds,
@@ -285,11 +278,11 @@ fn node_losses(
         .collect()
 }
 
-/// Search the lattice of one histogram (GIL released): the optimum, the unpacked
-/// tuples and the search's seconds.
+/// Search the lattice of one histogram (GIL released): the optimum, the leaf codes of
+/// its suppressed tuples (few: at most the rows allowed) and the search's seconds.
 fn search(pack: &Histogram) -> Result<(Optimum, Vec<u32>, f64), KernelError> {
     let built = convert::hierarchies(&pack.hierarchies)?;
-    let tuples = unpack_keys(pack.low.values(), pack.high.values(), &built)?;
+    let (low, high) = (pack.low.values(), pack.high.values());
     let (sensitive_tuples, sensitive_codes, sensitive_counts) = pack.data.entries();
     let (population_paths, population_counts) = match &pack.data.population {
         Some((paths, counts)) => (paths.values().as_ref(), counts.values().as_ref()),
@@ -305,14 +298,22 @@ fn search(pack: &Histogram) -> Result<(Optimum, Vec<u32>, f64), KernelError> {
         population_counts,
     };
     let clock = std::time::Instant::now();
-    let m = built.len();
-    let best = optimal_with(
-        &tuples,
-        m,
+    let best = optimal_keys(
+        low,
+        high,
         pack.counts.values(),
         &built,
         &pack.options,
         &input,
     )?;
-    Ok((best, tuples, clock.elapsed().as_secs_f64()))
+    let seconds = clock.elapsed().as_secs_f64();
+    let hidden = |half: &[u64]| -> Vec<u64> {
+        half.iter()
+            .zip(&best.suppressed)
+            .filter(|&(_, &hidden)| hidden)
+            .map(|(&key, _)| key)
+            .collect()
+    };
+    let suppressed = unpack_keys(&hidden(low), &hidden(high), &built)?;
+    Ok((best, suppressed, seconds))
 }

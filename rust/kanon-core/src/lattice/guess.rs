@@ -51,7 +51,7 @@ impl Guess {
                 let per_label = search.rows_per_label(j, &per_leaf, l as usize);
                 let level = search.hierarchies[j].level(l as usize);
                 for (s, &t) in sample.iter().enumerate() {
-                    let rows = per_label[level[search.tuples[t * m + j] as usize] as usize];
+                    let rows = per_label[level[search.leaf(t, j) as usize] as usize];
                     shares[s * width + offset[j] + l as usize] = (rows as f64).ln() - log_rows;
                 }
             }

@@ -44,7 +44,7 @@
 //!
 //! Files: `types` (options, results, limits), `search` (the search context: grouping and
 //! evaluating a node), `models` (the privacy models' checks), `input` (their input and a
-//! node's verdict), `group` (sums by packed key), `keys` (levels packed into keys),
+//! node's verdict), `group` (sums by packed key), `keys` (levels packed into keys), `tuples` (the histogram's tuples, as codes or packed keys),
 //! `guess` (where a path turns within the limit), `walk` (the branch-and-bound walk) and
 //! `optimal` (the entry points).
 
@@ -55,10 +55,11 @@ mod keys;
 mod models;
 mod optimal;
 mod search;
+mod tuples;
 mod types;
 mod walk;
 
 pub use input::{ModelInput, NO_LABEL};
 pub use keys::{key_bits, unpack_keys};
-pub use optimal::{evaluate_node, optimal, optimal_with};
+pub use optimal::{evaluate_node, optimal, optimal_keys, optimal_with};
 pub use types::{LatticeOptions, Metric, NodeEval, Optimum};

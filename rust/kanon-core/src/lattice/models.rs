@@ -134,10 +134,9 @@ impl<'a> Search<'a> {
             }
         }
         let mut table_rows: KeyMap<u64> = KeyMap::default();
-        for (row, &c) in self.tuples.chunks_exact(self.m).zip(self.counts) {
-            *table_rows
-                .entry(self.key(row, &vec![0; self.m]))
-                .or_insert(0) += c;
+        let leaves = vec![0; self.m];
+        for (t, &c) in self.counts.iter().enumerate() {
+            *table_rows.entry(self.key(t, &leaves)).or_insert(0) += c;
         }
         let missing: u64 = table_rows
             .iter()
@@ -187,8 +186,8 @@ impl<'a> Search<'a> {
         let class_of = |key: u128| index.get(&key).copied();
         let mut histograms: Vec<Vec<(u32, u64)>> = vec![Vec::new(); classes.len()];
         if !self.entries.is_empty() {
-            for (t, row) in self.tuples.chunks_exact(self.m).enumerate() {
-                if let Some(c) = class_of(self.key(row, levels)) {
+            for t in 0..self.counts.len() {
+                if let Some(c) = class_of(self.key(t, levels)) {
                     let entries = &self.entries[self.entry_start[t]..self.entry_start[t + 1]];
                     histograms[c].extend_from_slice(entries);
                 }

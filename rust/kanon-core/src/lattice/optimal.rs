@@ -4,6 +4,7 @@
 use super::group::Wide;
 use super::input::ModelInput;
 use super::search::Search;
+use super::tuples::Tuples;
 use super::types::{LatticeOptions, NodeEval, Optimum, KERNEL};
 use super::walk::search_lattice;
 use crate::cancel;
@@ -25,7 +26,14 @@ pub fn evaluate_node(
     options: &LatticeOptions,
     input: &ModelInput<'_>,
 ) -> Result<NodeEval> {
-    let search = Search::new(tuples, m, counts, hierarchies, options, input)?;
+    let search = Search::new(
+        Tuples::Codes(tuples),
+        m,
+        counts,
+        hierarchies,
+        options,
+        input,
+    )?;
     check_levels(&search, levels)?;
     Ok(if search.narrow {
         search.evaluate(
@@ -145,10 +153,49 @@ pub fn optimal_with(
     input: &ModelInput<'_>,
 ) -> Result<Optimum> {
     cancel::check("optimal")?;
-    let search = Search::new(tuples, m, counts, hierarchies, options, input)?;
+    let search = Search::new(
+        Tuples::Codes(tuples),
+        m,
+        counts,
+        hierarchies,
+        options,
+        input,
+    )?;
+    search_keyed(&search)
+}
+
+/// [`optimal_with`] over tuples given as packed leaf keys, each split into its low and
+/// high 64 bits as [`super::key_bits`] lays them out (as [`super::unpack_keys`] reads
+/// them): the search reads the keys in place instead of an unpacked copy.
+///
+/// # Errors
+/// As [`optimal_with`], and as [`super::unpack_keys`] for the keys.
+pub fn optimal_keys(
+    low: &[u64],
+    high: &[u64],
+    counts: &[u64],
+    hierarchies: &[Hierarchy],
+    options: &LatticeOptions,
+    input: &ModelInput<'_>,
+) -> Result<Optimum> {
+    cancel::check("optimal")?;
+    let tuples = Tuples::Keys { low, high };
+    let search = Search::new(
+        tuples,
+        hierarchies.len(),
+        counts,
+        hierarchies,
+        options,
+        input,
+    )?;
+    search_keyed(&search)
+}
+
+/// The search with `u64` class keys where they fit, else 128-bit ones.
+fn search_keyed(search: &Search<'_>) -> Result<Optimum> {
     if search.narrow {
-        search_lattice::<u64>(&search)
+        search_lattice::<u64>(search)
     } else {
-        search_lattice::<Wide>(&search)
+        search_lattice::<Wide>(search)
     }
 }

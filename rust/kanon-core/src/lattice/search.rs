@@ -8,17 +8,18 @@ use rayon::prelude::*;
 use super::group::{sum_items, PackedKey, PARALLEL_ITEMS};
 use super::input::{ModelInput, Verdict};
 use super::keys::key_bits;
+use super::tuples::Tuples;
 use super::types::{
     Class, LatticeOptions, Metric, NodeEval, GUESS_TUPLES, HUB_CANDIDATES, KERNEL, MAX_NODES, TIE,
 };
 use crate::error::{KernelError, Result};
-use crate::hierarchy::{check_histogram, Hierarchy};
+use crate::hierarchy::Hierarchy;
 use crate::models::{ModelCheck, PrivacyModels};
 
 /// The search state over one histogram.
 pub(super) struct Search<'a> {
     pub(super) m: usize,
-    pub(super) tuples: &'a [u32],
+    pub(super) tuples: Tuples<'a>,
     pub(super) counts: &'a [u64],
     pub(super) hierarchies: &'a [Hierarchy],
     pub(super) options: &'a LatticeOptions,
@@ -65,7 +66,7 @@ pub(super) struct Search<'a> {
 
 impl<'a> Search<'a> {
     pub(super) fn new(
-        tuples: &'a [u32],
+        tuples: Tuples<'a>,
         m: usize,
         counts: &'a [u64],
         hierarchies: &'a [Hierarchy],
@@ -76,7 +77,7 @@ impl<'a> Search<'a> {
             kernel: KERNEL,
             message,
         };
-        let rows = check_histogram(KERNEL, tuples, m, counts, hierarchies)?;
+        let rows = tuples.check(m, counts, hierarchies)?;
         for (name, list) in [
             ("min_level", options.min_level.len()),
             ("max_level", options.max_level.len()),
@@ -293,8 +294,8 @@ impl<'a> Search<'a> {
     /// Rows per leaf of attribute `j`.
     pub(super) fn rows_per_leaf(&self, j: usize) -> Vec<u64> {
         let mut per_leaf = vec![0u64; self.hierarchies[j].leaves()];
-        for (row, &c) in self.tuples.chunks_exact(self.m).zip(self.counts) {
-            per_leaf[row[j] as usize] += c;
+        for (t, &c) in self.counts.iter().enumerate() {
+            per_leaf[self.leaf(t, j) as usize] += c;
         }
         per_leaf
     }
@@ -376,14 +377,22 @@ impl<'a> Search<'a> {
         product.min(self.counts.len() as f64)
     }
 
-    /// Pack the generalized codes of a tuple at `levels`.
-    pub(super) fn key(&self, row: &[u32], levels: &[u32]) -> u128 {
-        row.iter()
-            .zip(levels)
-            .enumerate()
-            .fold(0u128, |key, (j, (&code, &l))| {
-                key | u128::from(self.hierarchies[j].generalize(l as usize, code)) << self.shift[j]
-            })
+    /// The leaf code of tuple `t` in attribute `j`.
+    pub(super) fn leaf(&self, t: usize, j: usize) -> u32 {
+        match self.tuples {
+            Tuples::Codes(codes) => codes[t * self.m + j],
+            Tuples::Keys { low, high } => {
+                self.code(u128::from(high[t]) << 64 | u128::from(low[t]), j)
+            }
+        }
+    }
+
+    /// Pack the generalized codes of tuple `t` at `levels`.
+    pub(super) fn key(&self, t: usize, levels: &[u32]) -> u128 {
+        levels.iter().enumerate().fold(0u128, |key, (j, &l)| {
+            let label = self.hierarchies[j].generalize(l as usize, self.leaf(t, j));
+            key | u128::from(label) << self.shift[j]
+        })
     }
 
     fn code(&self, key: u128, j: usize) -> u32 {
@@ -439,15 +448,27 @@ impl<'a> Search<'a> {
         let tables: Vec<(&[u32], u32)> = (0..self.m)
             .map(|j| (self.hierarchies[j].level(levels[j] as usize), self.shift[j]))
             .collect();
-        let m = self.m;
+        let (m, bits) = (self.m, &self.bits);
         move |t| {
-            let row = &self.tuples[t * m..(t + 1) * m];
-            let key = row
-                .iter()
-                .zip(&tables)
-                .fold(K::default(), |key, (&code, &(table, shift))| {
-                    key | K::place(table[code as usize], shift)
-                });
+            let key = match self.tuples {
+                Tuples::Codes(codes) => codes[t * m..(t + 1) * m]
+                    .iter()
+                    .zip(&tables)
+                    .fold(K::default(), |key, (&code, &(table, shift))| {
+                        key | K::place(table[code as usize], shift)
+                    }),
+                // The leaf codes lie at the shifts their labels take in the class key.
+                Tuples::Keys { low, high } => {
+                    let leaves = u128::from(high[t]) << 64 | u128::from(low[t]);
+                    tables
+                        .iter()
+                        .zip(bits)
+                        .fold(K::default(), |key, (&(table, shift), &b)| {
+                            let code = (leaves >> shift) as u64 & ((1u64 << b) - 1);
+                            key | K::place(table[code as usize], shift)
+                        })
+                }
+            };
             (key, self.counts[t])
         }
     }

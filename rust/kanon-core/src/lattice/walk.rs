@@ -12,7 +12,7 @@ use crate::error::{KernelError, Result};
 
 /// [`super::optimal_with`] over a validated search, with class keys of type `K`.
 pub(super) fn search_lattice<K: PackedKey>(search: &Search<'_>) -> Result<Optimum> {
-    let (options, tuples, m) = (search.options, search.tuples, search.m);
+    let options = search.options;
     let nodes = search.nodes;
     let mut state = State::<K>::new(search);
     // Phase 1: which nodes keep their classes below k within the suppression limit.
@@ -91,9 +91,8 @@ pub(super) fn search_lattice<K: PackedKey>(search: &Search<'_>) -> Result<Optimu
         .filter(|(_, &f)| f)
         .map(|(&(key, _), _)| (key.wide(), ()))
         .collect();
-    let suppressed = tuples
-        .chunks_exact(m)
-        .map(|row| small.contains_key(&search.key(row, &levels)))
+    let suppressed = (0..search.counts.len())
+        .map(|t| small.contains_key(&search.key(t, &levels)))
         .collect();
     Ok(Optimum {
         levels,
@@ -639,6 +638,7 @@ mod tests {
     use super::*;
     use crate::hierarchy::Hierarchy;
     use crate::lattice::input::ModelInput;
+    use crate::lattice::tuples::Tuples;
     use crate::lattice::types::LatticeOptions;
 
     /// The class count above which a node must be over the suppression limit, and the
@@ -663,8 +663,15 @@ mod tests {
                     let counts = [n];
                     let input = ModelInput::default();
                     let hierarchies = [h.clone()];
-                    let search =
-                        Search::new(&[0], 1, &counts, &hierarchies, &options, &input).unwrap();
+                    let search = Search::new(
+                        Tuples::Codes(&[0]),
+                        1,
+                        &counts,
+                        &hierarchies,
+                        &options,
+                        &input,
+                    )
+                    .unwrap();
                     let cap = search.over_classes();
                     // The fewest rows below k over every way of cutting n rows into c
                     // classes: s classes of one row, the others of k rows or more.
@@ -724,8 +731,15 @@ mod tests {
         for max_suppressed in [0, 10_000] {
             let options = loss_options(m, 5, max_suppressed);
             let input = ModelInput::default();
-            let mut search =
-                Search::new(&tuples, m, &counts, &hierarchies, &options, &input).unwrap();
+            let mut search = Search::new(
+                Tuples::Codes(&tuples),
+                m,
+                &counts,
+                &hierarchies,
+                &options,
+                &input,
+            )
+            .unwrap();
             search.hub_candidates = 1;
             let with = search_lattice::<u64>(&search).unwrap();
             search.hub_candidates = usize::MAX;
@@ -775,8 +789,15 @@ mod tests {
             for (k, max_suppressed) in [(2, 0), (5, 100), (20, 1_000)] {
                 let options = loss_options(m, k, max_suppressed);
                 let input = ModelInput::default();
-                let mut search =
-                    Search::new(&tuples, m, &counts, &hierarchies, &options, &input).unwrap();
+                let mut search = Search::new(
+                    Tuples::Codes(&tuples),
+                    m,
+                    &counts,
+                    &hierarchies,
+                    &options,
+                    &input,
+                )
+                .unwrap();
                 search.guess_tuples = usize::MAX;
                 let plain = search_lattice::<u64>(&search).unwrap();
                 search.guess_tuples = 0;
