@@ -5,7 +5,10 @@
 //! improvement passes, `--height` for the paper's level cost, `--phases` to print, after
 //! each row, the time and effect of every improvement pass of a separate run).
 //! `--optimal` runs the lattice search instead (`--suppress=0.05`, `--metric=loss|nue|dm`,
-//! `--drop=occupation` to leave an attribute out).
+//! `--drop=occupation` to leave an attribute out). With `--phases`, `--global=0.5` starts
+//! the improvement passes from an iterated global recoding instead of the forest's groups
+//! (each step the optimal node under the loss metric, suppressing up to that share of the
+//! rows left, releases its classes; the suppressed rows go round again).
 #![allow(clippy::print_stdout)]
 
 use std::collections::{BTreeMap, HashMap};
@@ -180,12 +183,21 @@ fn print_phases(tuples: &[u32], m: usize, weights: &[u64], model: &CostModel, k:
         .flat_map(|(t, &c)| std::iter::repeat_n(t as u32, c as usize))
         .collect();
     let topdown = std::env::args().any(|a| a == "--topdown");
-    let mut group_of_row = if topdown {
-        vec![0u32; base.group_of_row.len()]
+    let global: Option<f64> =
+        std::env::args().find_map(|a| a.strip_prefix("--global=").and_then(|v| v.parse().ok()));
+    let (mut group_of_row, base_groups) = if let Some(sigma) = global {
+        let t = Instant::now();
+        let (g, n) = iterated_global(tuples, m, weights, model, k, sigma);
+        println!(
+            "     iterated global start: {n} groups in {:.3}s",
+            t.elapsed().as_secs_f64()
+        );
+        (g, n)
+    } else if topdown {
+        (vec![0u32; base.group_of_row.len()], 1)
     } else {
-        base.group_of_row.clone()
+        (base.group_of_row.clone(), base.groups)
     };
-    let base_groups = if topdown { 1 } else { base.groups };
     let t1 = Instant::now();
     let (groups, stats) = improve_with_stats(
         model,
@@ -279,4 +291,78 @@ fn run_optimal(
             best.rolled_up,
         );
     }
+}
+
+/// ARX-style local recoding: the optimal full-domain node (loss, suppression up to
+/// `sigma` of the rows left) releases its classes of at least k rows; the suppressed
+/// rows go round again; the last rows join group 0. Returns group of every row (rows in
+/// tuple order) and the group count.
+fn iterated_global(
+    tuples: &[u32],
+    m: usize,
+    weights: &[u64],
+    model: &CostModel,
+    k: u64,
+    sigma: f64,
+) -> (Vec<u32>, usize) {
+    let hierarchies: Vec<Hierarchy> = (0..m).map(|j| model.hierarchy(j).clone()).collect();
+    let mut left: Vec<usize> = (0..weights.len()).collect();
+    let mut group_of_tuple = vec![u32::MAX; weights.len()];
+    let mut groups = 0u32;
+    let mut steps = 0;
+    loop {
+        let rows: u64 = left.iter().map(|&t| weights[t]).sum();
+        if rows < k {
+            break;
+        }
+        let sub: Vec<u32> = left
+            .iter()
+            .flat_map(|&t| tuples[t * m..(t + 1) * m].iter().copied())
+            .collect();
+        let counts: Vec<u64> = left.iter().map(|&t| weights[t]).collect();
+        let options = LatticeOptions {
+            k,
+            max_suppressed: ((sigma * rows as f64).floor() as u64).min(rows - k.min(rows)),
+            keep_suppressed: false,
+            min_level: vec![0; m],
+            max_level: hierarchies.iter().map(|h| h.height() as u32).collect(),
+            weights: vec![1.0; m],
+            metric: Metric::Loss,
+            node_loss: Vec::new(),
+        };
+        let Ok(best) = optimal(&sub, m, &counts, &hierarchies, &options) else {
+            break;
+        };
+        steps += 1;
+        let mut class_of: HashMap<Vec<u32>, u32> = HashMap::new();
+        let mut next = Vec::new();
+        for (i, &t) in left.iter().enumerate() {
+            if best.suppressed[i] {
+                next.push(t);
+                continue;
+            }
+            let key: Vec<u32> = (0..m)
+                .map(|j| hierarchies[j].generalize(best.levels[j] as usize, tuples[t * m + j]))
+                .collect();
+            let g = *class_of.entry(key).or_insert_with(|| {
+                groups += 1;
+                groups - 1
+            });
+            group_of_tuple[t] = g;
+        }
+        if next.len() == left.len() {
+            break;
+        }
+        left = next;
+    }
+    println!("     global steps {steps}, {} tuples left", left.len());
+    for t in left {
+        group_of_tuple[t] = 0;
+    }
+    let group_of_row = weights
+        .iter()
+        .enumerate()
+        .flat_map(|(t, &c)| std::iter::repeat_n(group_of_tuple[t], c as usize))
+        .collect();
+    (group_of_row, groups.max(1) as usize)
 }
