@@ -64,9 +64,8 @@
 
 use super::orders::Orders;
 use super::paths::{Paths, Rung};
-use super::scale::{
-    check_model, exact_scale, fixed_scale, key_units, numeric_units, term_units, PerKey,
-};
+use super::range::RangeAttribute;
+use super::scale::{check_model, exact_scale, fixed_scale, key_units, term_units, PerKey};
 use crate::error::{KernelError, Result};
 use crate::hierarchy::Hierarchy;
 
@@ -89,20 +88,6 @@ pub enum LevelCost {
     Range,
 }
 
-/// How one attribute is priced under [`LevelCost::Range`].
-#[derive(Debug, Clone)]
-enum RangeAttribute {
-    /// Categorical: `unit` units per distinct value beyond the first.
-    Set { unit: u64 },
-    /// Numeric: the key of every leaf (NaN: missing), the units of a key difference, and
-    /// `full`, the units of the whole weight (a missing value mixed with another leaf).
-    Numeric {
-        keys: Vec<f64>,
-        per: PerKey,
-        full: u64,
-    },
-}
-
 /// Pair costs over a fixed set of quasi-identifier hierarchies, precomputed as integer
 /// tables so one pair cost is a few lookups per attribute.
 #[derive(Debug, Clone)]
@@ -123,6 +108,9 @@ pub struct CostModel {
     orders: Orders,
     /// Per attribute under [`LevelCost::Range`] (empty otherwise).
     range: Vec<RangeAttribute>,
+    /// Per numeric attribute under [`LevelCost::Range`], the key of the leaf at every
+    /// rank of its interval order (empty for the others): a range's units from two reads.
+    rank_keys: Vec<Vec<f64>>,
     /// Units per cost 1.0.
     scale: f64,
     exact: bool,
@@ -213,6 +201,7 @@ impl CostModel {
             paths: Vec::new(),
             orders: Orders::default(),
             range: Vec::new(),
+            rank_keys: Vec::new(),
             scale,
             exact,
         }
@@ -364,11 +353,12 @@ impl CostModel {
             paths: Vec::new(),
             orders: Orders::default(),
             range,
+            rank_keys: Vec::new(),
             scale,
             exact,
         };
         model.node_units = (0..model.hierarchies.len())
-            .map(|j| model.range_node_units(j))
+            .map(|j| model.range[j].node_units(&model.hierarchies[j]))
             .collect();
         Ok(model.with_dense_tables())
     }
@@ -403,44 +393,29 @@ impl CostModel {
             .map(|j| self.is_set(j).then(|| self.set_units(j)))
             .collect();
         self.orders = Orders::complete(dfs, &keys, &sets, |j, a, b| self.attribute_units(j, a, b));
+        self.rank_keys = (0..m)
+            .map(|j| match self.keys(j) {
+                Some(keys) => {
+                    let leaf_at = &self.orders.interval(j).leaf_at;
+                    leaf_at.iter().map(|&leaf| keys[leaf as usize]).collect()
+                }
+                None => Vec::new(),
+            })
+            .collect();
         self
     }
 
-    /// Range node units of attribute `j`, `[level][code]`: the units of a group holding
-    /// every leaf under the node.
-    fn range_node_units(&self, j: usize) -> Vec<Vec<u64>> {
-        let h = &self.hierarchies[j];
-        (0..=h.height())
-            .map(|level| {
-                let width = h.width(level) as usize;
-                // Per node: leaves, missing leaves, lowest and highest finite key.
-                let mut nodes = vec![(0u64, 0u64, f64::INFINITY, f64::NEG_INFINITY); width];
-                for (leaf, &code) in h.level(level).iter().enumerate() {
-                    let node = &mut nodes[code as usize];
-                    node.0 += 1;
-                    if let RangeAttribute::Numeric { keys, .. } = &self.range[j] {
-                        let key = keys[leaf];
-                        if key.is_nan() {
-                            node.1 += 1;
-                        } else {
-                            node.2 = node.2.min(key);
-                            node.3 = node.3.max(key);
-                        }
-                    }
-                }
-                nodes
-                    .iter()
-                    .map(|&(leaves, missing, low, high)| match &self.range[j] {
-                        RangeAttribute::Set { unit } => leaves.saturating_sub(1) * unit,
-                        RangeAttribute::Numeric { full, .. } if missing > 0 && leaves > 1 => *full,
-                        RangeAttribute::Numeric { per, full, .. } if low <= high => {
-                            key_units(high - low, *per, *full)
-                        }
-                        RangeAttribute::Numeric { .. } => 0,
-                    })
-                    .collect()
-            })
-            .collect()
+    /// For a numeric attribute `j` under [`LevelCost::Range`]: the keys by interval rank,
+    /// the units of a key difference and of the whole weight, so that the units of ranks
+    /// `lo < hi` are [`numeric_units`] of their keys ([`Self::attribute_units`] of their
+    /// leaves); `None` for the others.
+    pub(super) fn rank_keys(&self, j: usize) -> Option<(&[f64], PerKey, u64)> {
+        match self.range.get(j) {
+            Some(RangeAttribute::Numeric { per, full, .. }) => {
+                Some((self.rank_keys.get(j)?.as_slice(), *per, *full))
+            }
+            _ => None,
+        }
     }
 
     /// Number of quasi-identifier attributes.
@@ -654,7 +629,7 @@ impl CostModel {
                 );
                 table[a as usize * n + b as usize]
             }
-            None if !self.range.is_empty() => self.range_units(j, a, b),
+            None if !self.range.is_empty() => self.range[j].pair_units(a, b),
             None => {
                 let (level, code) = self.meet(j, a, b);
                 self.node_units[j][level][code as usize]
@@ -662,23 +637,25 @@ impl CostModel {
         }
     }
 
-    /// `out[i]` = [`Self::attribute_units`] of `leaf` and `others[i]` (the scan's rows),
-    /// with what a range attribute's pairs share hoisted out of the loop: the set's unit
-    /// and the leaf's key.
-    pub(super) fn fill_units(&self, j: usize, leaf: u32, others: &[u32], out: &mut Vec<u64>) {
+    /// `out[i]` = [`Self::attribute_units`] of `leaf` and `others[i]` (the scan's rows);
+    /// `keys[i]`, where given, the key of `others[i]` under range costs (a numeric
+    /// attribute's keys read once per scan: a wide attribute's lie far apart).
+    pub(super) fn fill_units(
+        &self,
+        j: usize,
+        leaf: u32,
+        others: &[u32],
+        keys: Option<&[f64]>,
+        out: &mut Vec<u64>,
+    ) {
         out.clear();
-        match self.range.get(j).filter(|_| self.dense[j].is_none()) {
-            Some(RangeAttribute::Set { unit }) => {
-                out.extend(others.iter().map(|&b| u64::from(b != leaf) * unit));
+        match (self.range.get(j).filter(|_| self.dense[j].is_none()), keys) {
+            (Some(range), Some(keys)) => {
+                let given = others.iter().zip(keys).map(|(&b, &y)| (b, Some(y)));
+                range.extend_units(leaf, given, out);
             }
-            Some(RangeAttribute::Numeric { keys, per, full }) => {
-                let x = keys[leaf as usize];
-                out.extend(others.iter().map(|&b| match b == leaf {
-                    true => 0,
-                    false => numeric_units(x, keys[b as usize], *per, *full),
-                }));
-            }
-            None => out.extend(others.iter().map(|&b| self.attribute_units(j, leaf, b))),
+            (Some(range), None) => range.extend_units(leaf, others.iter().map(|&b| (b, None)), out),
+            (None, _) => out.extend(others.iter().map(|&b| self.attribute_units(j, leaf, b))),
         }
     }
 
@@ -699,20 +676,6 @@ impl CostModel {
     /// The depth-first rank of `leaf` of an attribute `j` that [`Self::climbs`].
     pub(super) fn rank(&self, j: usize, leaf: u32) -> u32 {
         self.orders.dfs(j).ranks[leaf as usize]
-    }
-
-    /// Range pair units of attribute `j` for leaves `a` and `b` (under
-    /// [`LevelCost::Range`]).
-    fn range_units(&self, j: usize, a: u32, b: u32) -> u64 {
-        if a == b {
-            return 0;
-        }
-        match &self.range[j] {
-            RangeAttribute::Set { unit } => *unit,
-            RangeAttribute::Numeric { keys, per, full } => {
-                numeric_units(keys[a as usize], keys[b as usize], *per, *full)
-            }
-        }
     }
 
     /// The numeric keys of attribute `j` (`keys[leaf]`, NaN for a missing value), or
@@ -845,8 +808,8 @@ impl CostModel {
     pub(crate) fn fill_row(&self, j: usize, leaf: u32, out: &mut Vec<u64>) {
         let h = &self.hierarchies[j];
         out.clear();
-        if !self.range.is_empty() {
-            out.extend((0..h.leaves() as u32).map(|x| self.range_units(j, leaf, x)));
+        if let Some(range) = self.range.get(j) {
+            range.extend_units(leaf, (0..h.leaves() as u32).map(|x| (x, None)), out);
             return;
         }
         let units = &self.node_units[j];

@@ -2,7 +2,8 @@
 //! that follow them.
 //!
 //! - [`cost`]: pair and group costs under a cost model (units, exactly comparable);
-//!   `scale` turns weights into exact integer units, `paths` prices deep attributes.
+//!   `scale` turns weights into exact integer units, `paths` prices deep attributes,
+//!   `range` prices an attribute under range labels.
 //! - [`nearest_neighbours`] (`neighbours`) and [`forest`] / [`build_forest`] (`build`):
 //!   exact nearest neighbours and the FOREST itself.
 //! - [`decompose`]: DECOMPOSE cuts A–D of large trees into groups.
@@ -32,6 +33,7 @@ mod neighbours;
 mod orders;
 mod passes;
 mod paths;
+mod range;
 mod regroup;
 mod repair;
 mod scale;

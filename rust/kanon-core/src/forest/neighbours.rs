@@ -682,12 +682,18 @@ impl<'a> Scan<'a> {
                 None if model.climbs(j) => {
                     Source::Ranks(distinct(tuples, m, j, |leaf| model.rank(j, leaf)))
                 }
-                None => Source::Leaves(distinct(tuples, m, j, |leaf| leaf)),
+                None => {
+                    let leaves = distinct(tuples, m, j, |leaf| leaf);
+                    let keys = model
+                        .keys(j)
+                        .map(|keys| leaves.iter().map(|&b| keys[b as usize]).collect());
+                    Source::Leaves(leaves, keys)
+                }
             })
             .collect();
         let codes: Vec<usize> = (0..m)
             .map(|j| match &sources[j] {
-                Source::Ranks(codes) | Source::Leaves(codes) => codes.len(),
+                Source::Ranks(codes) | Source::Leaves(codes, _) => codes.len(),
                 _ => model.hierarchy(j).leaves(),
             })
             .collect();
@@ -695,7 +701,7 @@ impl<'a> Scan<'a> {
         let code = |j: usize, leaf: u32| match &sources[j] {
             // Every vertex's rank is among the distinct ranks.
             Source::Ranks(ranks) => ranks.partition_point(|&r| r < model.rank(j, leaf)),
-            Source::Leaves(leaves) => leaves.partition_point(|&b| b < leaf),
+            Source::Leaves(leaves, _) => leaves.partition_point(|&b| b < leaf),
             _ => leaf as usize,
         };
         let packed: Vec<u32> = tuples
@@ -722,7 +728,7 @@ impl<'a> Scan<'a> {
     /// What the scan of one query weighs per vertex, in cost lookups: one per pack, and
     /// [`WIDE_LOOKUPS`] − 1 more per wide attribute (alone in its pack or sharing one).
     pub(super) fn lookups(&self) -> usize {
-        let wide = |s: &&Source<'_>| matches!(s, Source::Ranks(_) | Source::Leaves(_));
+        let wide = |s: &&Source<'_>| matches!(s, Source::Ranks(_) | Source::Leaves(..));
         let wide = self.sources.iter().filter(wide).count();
         self.packs.len() + (WIDE_LOOKUPS - 1) * wide
     }
@@ -783,9 +789,10 @@ impl<'a> Scan<'a> {
                     self.model.ladder(j, ta[j], ladder);
                     climb_all(ladder, ranks, &mut attribute_rows[j]);
                 }
-                Source::Leaves(leaves) => {
+                Source::Leaves(leaves, keys) => {
+                    let row = &mut attribute_rows[j];
                     self.model
-                        .fill_units(j, ta[j], leaves, &mut attribute_rows[j]);
+                        .fill_units(j, ta[j], leaves, keys.as_deref(), row);
                 }
                 _ => {}
             }
@@ -978,8 +985,9 @@ enum Source<'a> {
     /// vertex from its ladder: attributes with more leaves than vertices that climb.
     Ranks(Vec<u32>),
     /// A row over the scan's distinct leaves (sorted), computed once per vertex: wide
-    /// attributes that do not climb (range costs).
-    Leaves(Vec<u32>),
+    /// attributes that do not climb (range costs), with the leaves' keys where the
+    /// attribute is numeric (read once per scan, not once per vertex).
+    Leaves(Vec<u32>, Option<Vec<f64>>),
 }
 
 /// The distinct `key`s of the leaves of attribute `j` among `tuples`, sorted.

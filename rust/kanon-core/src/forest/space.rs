@@ -7,6 +7,7 @@ use super::cost::CostModel;
 use super::cut::best_cut;
 use super::effort::PARALLEL_SPLIT_ROWS;
 use super::orders::inverse;
+use super::scale::{numeric_units, PerKey};
 use crate::cancel;
 
 /// A set attribute active in [`Space::running_units`]: its index in [`Space::sets`], the
@@ -49,6 +50,9 @@ pub(super) struct Span<'a> {
     pub(super) leaf_at: &'a [u32],
     /// Priced by its distinct values, not by a range: every range costs 0 here.
     set: bool,
+    /// A numeric attribute of range costs without a table: keys by rank, units of a key
+    /// difference and of the whole weight ([`CostModel::rank_keys`]).
+    numeric: Option<(&'a [f64], PerKey, u64)>,
 }
 
 impl<'a> Space<'a> {
@@ -72,6 +76,7 @@ impl<'a> Space<'a> {
                 table: orders.span_table(j),
                 leaf_at: &orders.interval(j).leaf_at,
                 set: model.is_set(j),
+                numeric: model.rank_keys(j),
             })
             .collect();
         let sets: Vec<usize> = (0..m).filter(|&j| model.is_set(j)).collect();
@@ -127,10 +132,13 @@ impl<'a> Space<'a> {
             return 0;
         }
         let span = &self.spans[j];
-        match &span.table {
-            Some(table) => table[lo as usize * span.leaves + hi as usize],
-            None if span.set => 0,
-            None => {
+        match (&span.table, span.numeric) {
+            (Some(table), _) => table[lo as usize * span.leaves + hi as usize],
+            (None, _) if span.set => 0,
+            (None, Some((keys, per, full))) => {
+                numeric_units(keys[lo as usize], keys[hi as usize], per, full)
+            }
+            (None, None) => {
                 self.model
                     .attribute_units(j, span.leaf_at[lo as usize], span.leaf_at[hi as usize])
             }
