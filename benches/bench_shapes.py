@@ -156,8 +156,8 @@ def statement(method: str, k: int, qis: list[str]) -> str:
     return f"SELECT * FROM kanon({', '.join(args)})"
 
 
-def _gcp(con: duckdb.DuckDBPyConnection, qis: list[str]) -> tuple[float, str] | None:
-    """GCP of the release, and how it was measured.
+def _gcp(con: duckdb.DuckDBPyConnection, qis: list[str]) -> tuple[float | None, str] | None:
+    """GCP of the release, and how it was measured (no GCP, and why, if that failed).
 
     ``"w"``: ``bench_scale.release_gcp``, the width of every published range (ranges and
     interval-hierarchy labels alike) and the size of every published set, one formula for
@@ -173,8 +173,8 @@ def _gcp(con: duckdb.DuckDBPyConnection, qis: list[str]) -> tuple[float, str] | 
         row = con.execute(f"SELECT gcp FROM kanon_metrics('{TABLE}', 'rel', qi := [{names}])")
         value = row.fetchone()
         return (float(value[0]), "h") if value else None
-    except duckdb.Error:
-        return None
+    except duckdb.Error as err:  # e.g. out of memory or of disk for its spill
+        return None, "failed: " + str(err).splitlines()[0][:40]
 
 
 def worker(spec: dict[str, Any]) -> dict[str, Any]:
@@ -261,7 +261,8 @@ def _line(
         return (shape, f"{size:,}", method, r["note"], "", "", "", "", "")
     floor = results.get((size, shape, "floor"), {}).get("time")
     census = results.get((size, "census", method), {}).get("time")
-    gcp = "" if r.get("gcp") is None else f"{100 * r['gcp'][0]:.2f} {r['gcp'][1]}"
+    value, how = r.get("gcp") or (None, "")
+    gcp = how if value is None else f"{100 * value:.2f} {how}"
     return (
         shape,
         f"{size:,}",
