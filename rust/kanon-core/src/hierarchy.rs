@@ -209,15 +209,7 @@ pub(crate) fn check_histogram(
     counts: &[u64],
     hierarchies: &[Hierarchy],
 ) -> Result<u64> {
-    let invalid = |message: String| KernelError::InvalidArgument { kernel, message };
-    if m == 0 || hierarchies.len() != m {
-        return Err(KernelError::LengthMismatch {
-            kernel,
-            argument: "hierarchies",
-            got: hierarchies.len(),
-            expected: m.max(1),
-        });
-    }
+    check_arity(kernel, m, hierarchies)?;
     let expected = counts.len().saturating_mul(m);
     if tuples.len() != expected {
         return Err(KernelError::LengthMismatch {
@@ -228,19 +220,54 @@ pub(crate) fn check_histogram(
         });
     }
     for (t, row) in tuples.chunks_exact(m).enumerate() {
-        for (j, (&code, h)) in row.iter().zip(hierarchies).enumerate() {
-            if code as usize >= h.leaves() {
-                return Err(invalid(format!(
+        check_leaves(kernel, t, row, hierarchies)?;
+    }
+    count_rows(kernel, counts)
+}
+
+/// [`check_histogram`]'s check of `m`: at least 1, one hierarchy per attribute.
+pub(crate) fn check_arity(kernel: &'static str, m: usize, hierarchies: &[Hierarchy]) -> Result<()> {
+    if m == 0 || hierarchies.len() != m {
+        return Err(KernelError::LengthMismatch {
+            kernel,
+            argument: "hierarchies",
+            got: hierarchies.len(),
+            expected: m.max(1),
+        });
+    }
+    Ok(())
+}
+
+/// [`check_histogram`]'s check of tuple `t`: every code a leaf of its attribute.
+pub(crate) fn check_leaves(
+    kernel: &'static str,
+    t: usize,
+    row: &[u32],
+    hierarchies: &[Hierarchy],
+) -> Result<()> {
+    for (j, (&code, h)) in row.iter().zip(hierarchies).enumerate() {
+        if code as usize >= h.leaves() {
+            return Err(KernelError::InvalidArgument {
+                kernel,
+                message: format!(
                     "tuple {t} has code {code} in attribute {j}, which has {} leaves",
                     h.leaves()
-                )));
-            }
+                ),
+            });
         }
     }
+    Ok(())
+}
+
+/// [`check_histogram`]'s rows: the counts' sum, unless it overflows 64 bits.
+pub(crate) fn count_rows(kernel: &'static str, counts: &[u64]) -> Result<u64> {
     counts
         .iter()
         .try_fold(0u64, |acc, &c| acc.checked_add(c))
-        .ok_or_else(|| invalid("the counts overflow 64 bits".to_owned()))
+        .ok_or_else(|| KernelError::InvalidArgument {
+            kernel,
+            message: "the counts overflow 64 bits".to_owned(),
+        })
 }
 
 /// [`check_histogram`] for a greedy local recoding, plus its per-attribute argument

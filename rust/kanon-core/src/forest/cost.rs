@@ -108,9 +108,6 @@ pub struct CostModel {
     orders: Orders,
     /// Per attribute under [`LevelCost::Range`] (empty otherwise).
     range: Vec<RangeAttribute>,
-    /// Per numeric attribute under [`LevelCost::Range`], the key of the leaf at every
-    /// rank of its interval order (empty for the others): a range's units from two reads.
-    rank_keys: Vec<Vec<f64>>,
     /// Units per cost 1.0.
     scale: f64,
     exact: bool,
@@ -201,7 +198,6 @@ impl CostModel {
             paths: Vec::new(),
             orders: Orders::default(),
             range: Vec::new(),
-            rank_keys: Vec::new(),
             scale,
             exact,
         }
@@ -337,7 +333,12 @@ impl CostModel {
                     } else {
                         PerKey::Fixed(0.0)
                     };
-                    RangeAttribute::Numeric { keys, per, full }
+                    RangeAttribute::Numeric {
+                        keys,
+                        by_rank: Vec::new(),
+                        per,
+                        full,
+                    }
                 }
                 _ => RangeAttribute::Set {
                     unit: term_units(1, q, w, scale, exact),
@@ -353,7 +354,6 @@ impl CostModel {
             paths: Vec::new(),
             orders: Orders::default(),
             range,
-            rank_keys: Vec::new(),
             scale,
             exact,
         };
@@ -393,15 +393,12 @@ impl CostModel {
             .map(|j| self.is_set(j).then(|| self.set_units(j)))
             .collect();
         self.orders = Orders::complete(dfs, &keys, &sets, |j, a, b| self.attribute_units(j, a, b));
-        self.rank_keys = (0..m)
-            .map(|j| match self.keys(j) {
-                Some(keys) => {
-                    let leaf_at = &self.orders.interval(j).leaf_at;
-                    leaf_at.iter().map(|&leaf| keys[leaf as usize]).collect()
-                }
-                None => Vec::new(),
-            })
-            .collect();
+        for (j, range) in self.range.iter_mut().enumerate() {
+            if let RangeAttribute::Numeric { keys, by_rank, .. } = range {
+                let leaf_at = &self.orders.interval(j).leaf_at;
+                *by_rank = leaf_at.iter().map(|&leaf| keys[leaf as usize]).collect();
+            }
+        }
         self
     }
 
@@ -411,9 +408,9 @@ impl CostModel {
     /// leaves); `None` for the others.
     pub(super) fn rank_keys(&self, j: usize) -> Option<(&[f64], PerKey, u64)> {
         match self.range.get(j) {
-            Some(RangeAttribute::Numeric { per, full, .. }) => {
-                Some((self.rank_keys.get(j)?.as_slice(), *per, *full))
-            }
+            Some(RangeAttribute::Numeric {
+                by_rank, per, full, ..
+            }) => Some((by_rank.as_slice(), *per, *full)),
             _ => None,
         }
     }
@@ -742,7 +739,9 @@ impl CostModel {
                     values.dedup();
                     (values.len() as u64 - 1) * unit
                 }
-                Some(RangeAttribute::Numeric { keys, per, full }) => {
+                Some(RangeAttribute::Numeric {
+                    keys, per, full, ..
+                }) => {
                     if rows.iter().all(|r| r[j] == first[j]) {
                         0
                     } else if rows.iter().any(|r| keys[r[j] as usize].is_nan()) {

@@ -10,9 +10,12 @@ pub(super) enum RangeAttribute {
     /// Categorical: `unit` units per distinct value beyond the first.
     Set { unit: u64 },
     /// Numeric: the key of every leaf (NaN: missing), the units of a key difference, and
-    /// `full`, the units of the whole weight (a missing value mixed with another leaf).
+    /// `full`, the units of the whole weight (a missing value mixed with another leaf);
+    /// `by_rank`, the keys in the model's interval order, once the model has its orders
+    /// (a range's units from two reads).
     Numeric {
         keys: Vec<f64>,
+        by_rank: Vec<f64>,
         per: PerKey,
         full: u64,
     },
@@ -26,9 +29,9 @@ impl RangeAttribute {
         }
         match self {
             Self::Set { unit } => *unit,
-            Self::Numeric { keys, per, full } => {
-                numeric_units(keys[a as usize], keys[b as usize], *per, *full)
-            }
+            Self::Numeric {
+                keys, per, full, ..
+            } => numeric_units(keys[a as usize], keys[b as usize], *per, *full),
         }
     }
 
@@ -43,11 +46,16 @@ impl RangeAttribute {
     ) {
         match self {
             Self::Set { unit } => out.extend(others.map(|(b, _)| u64::from(b != leaf) * unit)),
-            Self::Numeric { keys, per, full } => {
+            Self::Numeric {
+                keys, per, full, ..
+            } => {
                 let x = keys[leaf as usize];
                 out.extend(others.map(|(b, key)| match b == leaf {
                     true => 0,
-                    false => numeric_units(x, key.unwrap_or(keys[b as usize]), *per, *full),
+                    false => {
+                        let y = key.unwrap_or_else(|| keys[b as usize]);
+                        numeric_units(x, y, *per, *full)
+                    }
                 }));
             }
         }

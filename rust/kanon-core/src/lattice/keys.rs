@@ -47,6 +47,22 @@ pub fn key_bits(hierarchies: &[Hierarchy]) -> Result<Vec<u32>> {
 /// assert_eq!(unpack_keys(&[0b111], &[0], &[four, two]).unwrap(), vec![3, 1]);
 /// ```
 pub fn unpack_keys(low: &[u64], high: &[u64], hierarchies: &[Hierarchy]) -> Result<Vec<u32>> {
+    let mut out = Vec::with_capacity(low.len() * hierarchies.len());
+    each_unpacked(low, high, hierarchies, |_, codes| {
+        out.extend_from_slice(codes);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Call `visit` with every tuple's index and leaf codes, unpacked as [`unpack_keys`]
+/// unpacks them (with its checks); stops at `visit`'s first error.
+pub(super) fn each_unpacked(
+    low: &[u64],
+    high: &[u64],
+    hierarchies: &[Hierarchy],
+    mut visit: impl FnMut(usize, &[u32]) -> Result<()>,
+) -> Result<()> {
     if low.len() != high.len() {
         return Err(KernelError::LengthMismatch {
             kernel: KERNEL,
@@ -57,19 +73,20 @@ pub fn unpack_keys(low: &[u64], high: &[u64], hierarchies: &[Hierarchy]) -> Resu
     }
     let bits = key_bits(hierarchies)?;
     let total: u32 = bits.iter().sum();
-    let mut out = Vec::with_capacity(low.len() * bits.len());
-    for (&lo, &hi) in low.iter().zip(high) {
+    let mut codes = vec![0u32; bits.len()];
+    for (t, (&lo, &hi)) in low.iter().zip(high).enumerate() {
         let mut key = u128::from(hi) << 64 | u128::from(lo);
         if total < 128 && key >> total != 0 {
             return Err(KernelError::InvalidArgument {
                 kernel: KERNEL,
-                message: format!("packed tuple {key} has bits set above its {total} bits"),
+                message: format!("packed tuple {t} has bits set above its {total} bits"),
             });
         }
-        for &b in &bits {
-            out.push((key & ((1u128 << b) - 1)) as u32);
+        for (code, &b) in codes.iter_mut().zip(&bits) {
+            *code = (key & ((1u128 << b) - 1)) as u32;
             key >>= b;
         }
+        visit(t, &codes)?;
     }
-    Ok(out)
+    Ok(())
 }

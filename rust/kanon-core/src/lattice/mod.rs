@@ -44,9 +44,10 @@
 //!
 //! Files: `types` (options, results, limits), `search` (the search context: grouping and
 //! evaluating a node), `models` (the privacy models' checks), `input` (their input and a
-//! node's verdict), `group` (sums by packed key), `keys` (levels packed into keys), `tuples` (the histogram's tuples, as codes or packed keys),
-//! `guess` (where a path turns within the limit), `walk` (the branch-and-bound walk) and
-//! `optimal` (the entry points).
+//! node's verdict), `group` (sums by packed key), `keys` (levels packed into keys),
+//! `tuples` (the histogram's tuples, as codes or packed keys), `guess` (where a path
+//! turns within the limit), `walk` (the branch-and-bound walk) and `optimal` (the entry
+//! points).
 
 pub(crate) mod group;
 mod guess;

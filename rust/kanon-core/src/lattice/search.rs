@@ -448,7 +448,7 @@ impl<'a> Search<'a> {
         let tables: Vec<(&[u32], u32)> = (0..self.m)
             .map(|j| (self.hierarchies[j].level(levels[j] as usize), self.shift[j]))
             .collect();
-        let (m, bits) = (self.m, &self.bits);
+        let m = self.m;
         move |t| {
             let key = match self.tuples {
                 Tuples::Codes(codes) => codes[t * m..(t + 1) * m]
@@ -462,10 +462,9 @@ impl<'a> Search<'a> {
                     let leaves = u128::from(high[t]) << 64 | u128::from(low[t]);
                     tables
                         .iter()
-                        .zip(bits)
-                        .fold(K::default(), |key, (&(table, shift), &b)| {
-                            let code = (leaves >> shift) as u64 & ((1u64 << b) - 1);
-                            key | K::place(table[code as usize], shift)
+                        .enumerate()
+                        .fold(K::default(), |key, (j, &(table, shift))| {
+                            key | K::place(table[self.code(leaves, j) as usize], shift)
                         })
                 }
             };
