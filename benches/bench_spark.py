@@ -3,7 +3,7 @@
 Usage::
 
     python benches/bench_spark.py [--sizes 1000000,10000000] [--k 5]
-        [--methods mondrian,forest,optimal] [--partition-rows 200000]
+        [--methods mondrian,forest,optimal] [--partition-rows 1000000]
         [--max-suppression 0.05]
 
 Data: ``kanon.datagen.census`` (seeded; 13 columns) at each size, generated once into a
@@ -109,7 +109,7 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--methods", default="mondrian,forest,optimal")
     parser.add_argument("--max-suppression", type=float, default=0.05)
-    parser.add_argument("--partition-rows", type=int, default=200_000)
+    parser.add_argument("--partition-rows", type=int, default=kanon.spark.PARTITION_ROWS)
     args = parser.parse_args()
     from pyspark.sql import SparkSession
 

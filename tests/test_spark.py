@@ -152,6 +152,23 @@ def test_optimal_is_duckdbs_release(
         assert _min_class_spark(rel, QI) >= k
 
 
+def test_parts_run_with_the_whole_tables_effort() -> None:
+    from kanon.planner.forest import FULL_EFFORT_ROWS
+    from kanon.spark import _part_options
+
+    # Parts are small; the forest's default effort follows the whole table's rows, as
+    # kanon(...) chooses it in DuckDB. A given effort and other methods stay as they are.
+    big, small = FULL_EFFORT_ROWS + 1, FULL_EFFORT_ROWS
+    assert _part_options("forest", big, {})["effort"] == "fast"
+    assert _part_options("forest", small, {})["effort"] == "full"
+    assert _part_options("forest", big, {"effort": "full", "labels": "range"}) == {
+        "effort": "full",
+        "labels": "range",
+    }
+    assert _part_options("mondrian", big, {"l": 2}) == {"l": 2}
+    assert _part_options("forest_paper", big, {}) == {}  # no improvement passes
+
+
 def test_parts_are_cut_and_merged(spark: SparkSession) -> None:
     """2,000 rows in parts of about 100: several parts, the release still k-anonymous."""
     from pyspark.sql import functions as f
