@@ -11,7 +11,9 @@
 //! 5. The repair pass ([`repair`]) merges any group with fewer than k rows into the group
 //!    it is cheapest to join, so every output group has at least k rows, always.
 //! 6. Optionally, the improvement passes of [`crate::improve`] lower the cost while
-//!    keeping every group ≥ k.
+//!    keeping every group ≥ k. With the full effort they also start from ARX's local
+//!    recoding (iterated global recoding under the loss metric), when the cost is the
+//!    hierarchy NCP and the lattice is small enough ([`super::starts`]).
 //!
 //! Rows are numbered tuple by tuple in the caller's order: the rows of tuple `t` are
 //! `start_t .. start_t + counts[t]`, with `start_t = Σ_{s<t} counts[s]`.
@@ -27,8 +29,8 @@ use super::decompose::decompose;
 use super::effort::Effort;
 use super::extents::release_cost;
 use super::levels::group_levels;
-use super::passes::improve;
 use super::repair::repair;
+use super::starts::{improve_best, Start};
 use crate::cancel;
 use crate::error::{KernelError, Result};
 
@@ -61,6 +63,9 @@ pub struct ForestStats {
     pub cost_before_improve: f64,
     /// Release cost of the result ([`crate::improve::release_cost`]).
     pub cost: f64,
+    /// Whether the result comes from ARX's local recoding as the passes' start;
+    /// `cost_before_improve` is then that start's cost.
+    pub iterated_start: bool,
 }
 
 /// The result: `group_of_row` (dense ids `0..groups`), and `levels[g · m + j]`, the level
@@ -278,16 +283,24 @@ fn anonymize_ordered(
     stats.cost_before_improve =
         release_cost(model, tuples, m, &tuple_of_row, &group_of_row, count)?;
     if let Some(effort) = options.improve {
-        count = improve(
+        let start = Start {
+            group_of_row,
+            groups: count,
+            cost: stats.cost_before_improve,
+        };
+        let best = improve_best(
             model,
             tuples,
             m,
+            counts,
             &tuple_of_row,
-            &mut group_of_row,
-            count,
+            start,
             k_rows,
             effort,
         )?;
+        (group_of_row, count) = (best.group_of_row, best.groups);
+        stats.cost_before_improve = best.cost;
+        stats.iterated_start = best.iterated;
     }
     stats.cost = release_cost(model, tuples, m, &tuple_of_row, &group_of_row, count)?;
     let levels = group_levels(model, tuples, m, &tuple_of_row, &group_of_row, count)?;

@@ -13,7 +13,8 @@
 //!   spans, near tuples), `state` (the grouping and its summaries), `moves` (split,
 //!   search, eject and regroup passes), `tally`, `scratch`, `bound`, `cut` (the best
 //!   binary cut) and `regroup` (pools solved from scratch).
-//! - [`anonymize`]: the forest anonymizer end to end.
+//! - [`anonymize`]: the forest anonymizer end to end; `starts` gives its improvement
+//!   passes a second start, ARX's iterated global recoding.
 //! - [`blocked`]: the forest on large tables, in blocks cut by Mondrian.
 //! - [`extend`]: continuous mode, placing rows added after a release.
 
@@ -39,6 +40,7 @@ mod repair;
 mod scale;
 mod scratch;
 mod space;
+mod starts;
 mod state;
 mod tally;
 

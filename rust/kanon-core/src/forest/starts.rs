@@ -1,0 +1,201 @@
+//! A second starting point for the improvement passes: ARX's local recoding.
+//!
+//! The forest's groups are a good start at small k; at larger k the passes end lower from
+//! an iterated global recoding under the loss metric ([`crate::iterated`] with
+//! [`StepCost::Loss`]), which releases the rows that need the least generalization first
+//! (benches/README.md, issue 24). [`improve_best`] improves the cheaper start, or both
+//! when their costs are within [`BOTH_WITHIN`] of each other (then the passes may still
+//! reverse the order), and keeps the cheaper result.
+
+use super::cost::{CostModel, LevelCost};
+use super::effort::Effort;
+use super::extents::release_cost;
+use super::passes::improve;
+use crate::error::{KernelError, Result};
+use crate::hierarchy::Hierarchy;
+use crate::iterated::{iterated_by, StepCost, MAX_NODES};
+
+/// The start is built when the lattice's nodes times the distinct tuples stay within
+/// this: each step's checks group at most the unreleased tuples, and each node is checked
+/// at most once until chosen, so this bounds the start's grouping work (Adult's 9 QIs:
+/// 12,960 nodes × 19,502 tuples).
+pub(super) const ITERATED_WORK: u64 = 1 << 28;
+
+/// Both starts are improved when the costlier one costs at most this many times the
+/// other: the passes lower the forest's groups by 16 to 60 % on Adult, the iterated
+/// start's by 1 to 4 %, so a start that far behind does not catch up.
+pub(super) const BOTH_WITHIN: f64 = 1.25;
+
+/// A grouping the passes may start from, and its cost.
+pub(super) struct Start {
+    /// Group of every row.
+    pub group_of_row: Vec<u32>,
+    /// Number of groups.
+    pub groups: usize,
+    /// Release cost.
+    pub cost: f64,
+}
+
+/// The improved grouping, the cost of the start it came from, and whether that start was
+/// ARX's local recoding.
+pub(super) struct Best {
+    pub group_of_row: Vec<u32>,
+    pub groups: usize,
+    pub cost: f64,
+    pub iterated: bool,
+}
+
+/// Improve the forest's grouping `forest` or, under the full effort, ARX's local
+/// recoding: the cheaper start, or both when within [`BOTH_WITHIN`]; the cheaper result
+/// (the forest's on a tie).
+///
+/// # Errors
+/// Errors of the kernels it calls (cancellation).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn improve_best(
+    model: &CostModel,
+    tuples: &[u32],
+    m: usize,
+    counts: &[u64],
+    tuple_of_row: &[u32],
+    forest: Start,
+    k: usize,
+    effort: Effort,
+) -> Result<Best> {
+    let other = match effort {
+        Effort::Full => iterated_start(model, tuples, m, counts, tuple_of_row, k)?,
+        Effort::Fast => None,
+    };
+    let mut starts = vec![(forest, false)];
+    if let Some((group_of_row, groups)) = other {
+        let cost = release_cost(model, tuples, m, tuple_of_row, &group_of_row, groups)?;
+        let iterated = Start {
+            group_of_row,
+            groups,
+            cost,
+        };
+        let (low, high) = (cost.min(starts[0].0.cost), cost.max(starts[0].0.cost));
+        if high <= low * BOTH_WITHIN {
+            starts.push((iterated, true));
+        } else if cost < starts[0].0.cost {
+            starts = vec![(iterated, true)];
+        }
+    }
+    let mut best: Option<(f64, Best)> = None;
+    for (mut start, iterated) in starts {
+        let groups = improve(
+            model,
+            tuples,
+            m,
+            tuple_of_row,
+            &mut start.group_of_row,
+            start.groups,
+            k,
+            effort,
+        )?;
+        let cost = release_cost(model, tuples, m, tuple_of_row, &start.group_of_row, groups)?;
+        if best.as_ref().is_none_or(|(c, _)| cost < *c) {
+            let found = Best {
+                group_of_row: start.group_of_row,
+                groups,
+                cost: start.cost,
+                iterated,
+            };
+            best = Some((cost, found));
+        }
+    }
+    best.map(|(_, best)| best)
+        .ok_or_else(|| KernelError::InvalidArgument {
+            kernel: "anonymize",
+            message: "internal error: no start was improved".to_owned(),
+        })
+}
+
+/// The iterated start (group of every row, groups), or `None` when the model is
+/// not the hierarchy NCP (the loss the start minimizes) or the work would exceed
+/// [`ITERATED_WORK`].
+///
+/// # Errors
+/// Errors of the kernels it calls (cancellation).
+pub(super) fn iterated_start(
+    model: &CostModel,
+    tuples: &[u32],
+    m: usize,
+    counts: &[u64],
+    tuple_of_row: &[u32],
+    k: usize,
+) -> Result<Option<(Vec<u32>, usize)>> {
+    if model.kind() != LevelCost::Ncp || counts.is_empty() {
+        return Ok(None);
+    }
+    let hierarchies: Vec<Hierarchy> = (0..m).map(|j| model.hierarchy(j).clone()).collect();
+    let nodes = hierarchies
+        .iter()
+        .try_fold(1u64, |n, h| n.checked_mul(h.height() as u64 + 1))
+        .filter(|&n| n <= MAX_NODES as u64);
+    let Some(nodes) = nodes else { return Ok(None) };
+    if nodes.saturating_mul(counts.len() as u64) > ITERATED_WORK {
+        return Ok(None);
+    }
+    let recoding = iterated_by(
+        tuples,
+        m,
+        counts,
+        &hierarchies,
+        model.weights(),
+        k as u64,
+        StepCost::Loss,
+    )?;
+    let group_of_row: Vec<u32> = tuple_of_row
+        .iter()
+        .map(|&t| recoding.group_of_tuple[t as usize])
+        .collect();
+    Ok(Some((group_of_row, recoding.groups)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(n: u32) -> Hierarchy {
+        let leaves: Vec<u32> = (0..n).collect();
+        let halves: Vec<u32> = (0..n).map(|x| x / 2).collect();
+        Hierarchy::try_from_levels(&[&leaves, &halves, &vec![0; n as usize]]).unwrap()
+    }
+
+    #[test]
+    fn only_the_hierarchy_ncp_within_the_work_bound_gets_a_start() {
+        let tuples = [0, 0, 1, 1, 2, 2, 3, 3];
+        let counts = [2, 1, 1, 2];
+        let tuple_of_row = [0, 0, 1, 2, 3, 3];
+        let hs = vec![pairs(4), pairs(4)];
+        let ncp = CostModel::try_new(hs.clone(), vec![1.0, 1.0], LevelCost::Ncp).unwrap();
+        let (groups_of_row, groups) = iterated_start(&ncp, &tuples, 2, &counts, &tuple_of_row, 3)
+            .unwrap()
+            .unwrap();
+        let mut sizes = vec![0; groups];
+        for &g in &groups_of_row {
+            sizes[g as usize] += 1;
+        }
+        assert!(sizes.iter().all(|&n| n >= 3), "{sizes:?}");
+        let height = CostModel::try_new(hs, vec![1.0, 1.0], LevelCost::Height).unwrap();
+        assert!(
+            iterated_start(&height, &tuples, 2, &counts, &tuple_of_row, 3)
+                .unwrap()
+                .is_none()
+        );
+        // 15 binary attributes (2^15 nodes) and 8,193 tuples: over the work bound.
+        let m = 15;
+        let flat = Hierarchy::flat(2);
+        let wide = CostModel::try_new(vec![flat; m], vec![1.0; m], LevelCost::Ncp).unwrap();
+        let n = (ITERATED_WORK >> m) as usize + 1;
+        let tuples: Vec<u32> = (0..n)
+            .flat_map(|t| (0..m).map(move |j| ((t >> j) & 1) as u32))
+            .collect();
+        let counts = vec![1; n];
+        let rows: Vec<u32> = (0..n as u32).collect();
+        assert!(iterated_start(&wide, &tuples, m, &counts, &rows, 2)
+            .unwrap()
+            .is_none());
+    }
+}
