@@ -53,8 +53,8 @@ pub enum StepCost {
 /// # Complexity
 /// At most `rows / k` steps, each ordering the lattice (O(nodes · m) and a heap pop per
 /// node checked) and grouping the unreleased tuples once; at most `nodes + rows / k`
-/// checks, each a grouping of the step's classes at the lowest open levels (at most the
-/// unreleased tuples, O(tuples · m)).
+/// checks, each a pass over the unreleased tuples (O(tuples · m)) that stops at the
+/// first class of k rows.
 pub fn iterated(
     tuples: &[u32],
     m: usize,
@@ -173,6 +173,17 @@ pub fn iterated_by(
     Ok(state.finish())
 }
 
+/// The nodes of the generalization lattice (the product of the heights + 1), or `None`
+/// above [`MAX_NODES`].
+#[must_use]
+pub fn lattice_nodes(hierarchies: &[Hierarchy]) -> Option<usize> {
+    hierarchies.iter().try_fold(1usize, |nodes, h| {
+        nodes
+            .checked_mul(h.height() + 1)
+            .filter(|&n| n <= MAX_NODES)
+    })
+}
+
 /// Costs as integers, so that equal costs summed in another order still tie (the order
 /// then falls to the lower node, as ARX's search prefers).
 fn quantize(cost: f64) -> u64 {
@@ -188,11 +199,8 @@ struct Lattice {
 
 impl Lattice {
     fn new(hierarchies: &[Hierarchy]) -> Option<Self> {
-        let heights: Vec<usize> = hierarchies.iter().map(Hierarchy::height).collect();
-        let mut nodes = 1usize;
-        for &h in &heights {
-            nodes = nodes.checked_mul(h + 1).filter(|&n| n <= MAX_NODES)?;
-        }
+        let nodes = lattice_nodes(hierarchies)?;
+        let heights = hierarchies.iter().map(Hierarchy::height).collect();
         Some(Self { heights, nodes })
     }
 
@@ -427,8 +435,10 @@ impl<'a> State<'a> {
         key
     }
 
-    /// The class (dense ids) of every tuple of `items` at `levels`, and the rows per class.
-    fn group(&self, items: &[usize], levels: &[usize]) -> (Vec<u32>, Vec<u64>) {
+    /// The class (dense ids) of every unreleased tuple at `levels`, and the rows per
+    /// class. Labels are packed into one `u128` when their widths allow it.
+    fn group(&self, levels: &[usize]) -> (Vec<u32>, Vec<u64>) {
+        let items = &self.unreleased;
         let mut ids = Vec::with_capacity(items.len());
         let mut rows: Vec<u64> = Vec::new();
         let mut add = |id: u32, next: u32, t: usize, rows: &mut Vec<u64>| {
@@ -458,8 +468,8 @@ impl<'a> State<'a> {
         (ids, rows)
     }
 
-    /// Whether some class of the unreleased rows at `levels` holds k rows (stops at the
-    /// first).
+    /// Whether some class of the unreleased rows at `levels` holds k rows (with the label
+    /// columns, stops at the first).
     fn has_class(&self, levels: &[usize], sums: &mut KeyMap<u64>) -> bool {
         sums.clear();
         if let Some(columns) = &self.columns {
@@ -478,28 +488,13 @@ impl<'a> State<'a> {
             }
             return false;
         }
-        let mut wide: HashMap<Vec<u32>, u64> = HashMap::new();
-        let radix = self.radix(levels);
-        let mut key = Vec::with_capacity(self.m);
-        for &t in &self.unreleased {
-            let sum = match &radix {
-                Some(radix) => sums.entry(self.key(t, levels, radix)).or_insert(0),
-                None => {
-                    self.labels(t, levels, &mut key);
-                    wide.entry(key.clone()).or_insert(0)
-                }
-            };
-            *sum += self.counts[t];
-            if *sum >= self.k {
-                return true;
-            }
-        }
-        false
+        // Leaf counts too many for the columns: group in full.
+        self.group(levels).1.iter().any(|&n| n >= self.k)
     }
 
     /// Release every class of at least k unreleased rows at `levels`; false if none.
     fn release(&mut self, levels: &[usize]) -> bool {
-        let (ids, class_rows) = self.group(&self.unreleased, levels);
+        let (ids, class_rows) = self.group(levels);
         if class_rows.iter().all(|&n| n < self.k) {
             return false;
         }
@@ -771,7 +766,7 @@ mod tests {
                 let mut sums = KeyMap::default();
                 for node in 0..lattice.nodes {
                     lattice.levels(node, &mut levels);
-                    let (_, rows) = state.group(&state.unreleased, &levels);
+                    let (_, rows) = state.group(&levels);
                     let full = rows.iter().any(|&n| n >= k);
                     assert_eq!(state.has_class(&levels, &mut sums), full, "{levels:?}");
                 }

@@ -282,6 +282,7 @@ fn anonymize_ordered(
     stats.repaired = repaired.merged;
     stats.cost_before_improve =
         release_cost(model, tuples, m, &tuple_of_row, &group_of_row, count)?;
+    stats.cost = stats.cost_before_improve;
     if let Some(effort) = options.improve {
         let start = Start {
             group_of_row,
@@ -299,10 +300,10 @@ fn anonymize_ordered(
             effort,
         )?;
         (group_of_row, count) = (best.group_of_row, best.groups);
-        stats.cost_before_improve = best.cost;
+        stats.cost_before_improve = best.start_cost;
+        stats.cost = best.cost;
         stats.iterated_start = best.iterated;
     }
-    stats.cost = release_cost(model, tuples, m, &tuple_of_row, &group_of_row, count)?;
     let levels = group_levels(model, tuples, m, &tuple_of_row, &group_of_row, count)?;
     Ok(Release {
         group_of_row,

@@ -430,6 +430,12 @@ impl CostModel {
         &self.hierarchies[j]
     }
 
+    /// Every attribute's hierarchy.
+    #[must_use]
+    pub fn hierarchies(&self) -> &[Hierarchy] {
+        &self.hierarchies
+    }
+
     /// The weight of each attribute.
     #[must_use]
     pub fn weights(&self) -> &[f64] {

@@ -12,8 +12,7 @@ use super::effort::Effort;
 use super::extents::release_cost;
 use super::passes::improve;
 use crate::error::{KernelError, Result};
-use crate::hierarchy::Hierarchy;
-use crate::iterated::{iterated_by, StepCost, MAX_NODES};
+use crate::iterated::{iterated_by, lattice_nodes, StepCost};
 
 /// The start is built when the lattice's nodes times the distinct tuples stay within
 /// this: each step's checks group at most the unreleased tuples, and each node is checked
@@ -36,12 +35,13 @@ pub(super) struct Start {
     pub cost: f64,
 }
 
-/// The improved grouping, the cost of the start it came from, and whether that start was
-/// ARX's local recoding.
+/// The improved grouping, its cost, the cost of the start it came from, and whether that
+/// start was ARX's local recoding.
 pub(super) struct Best {
     pub group_of_row: Vec<u32>,
     pub groups: usize,
     pub cost: f64,
+    pub start_cost: f64,
     pub iterated: bool,
 }
 
@@ -81,7 +81,7 @@ pub(super) fn improve_best(
             starts = vec![(iterated, true)];
         }
     }
-    let mut best: Option<(f64, Best)> = None;
+    let mut best: Option<Best> = None;
     for (mut start, iterated) in starts {
         let groups = improve(
             model,
@@ -94,21 +94,20 @@ pub(super) fn improve_best(
             effort,
         )?;
         let cost = release_cost(model, tuples, m, tuple_of_row, &start.group_of_row, groups)?;
-        if best.as_ref().is_none_or(|(c, _)| cost < *c) {
-            let found = Best {
+        if best.as_ref().is_none_or(|b| cost < b.cost) {
+            best = Some(Best {
                 group_of_row: start.group_of_row,
                 groups,
-                cost: start.cost,
+                cost,
+                start_cost: start.cost,
                 iterated,
-            };
-            best = Some((cost, found));
+            });
         }
     }
-    best.map(|(_, best)| best)
-        .ok_or_else(|| KernelError::InvalidArgument {
-            kernel: "anonymize",
-            message: "internal error: no start was improved".to_owned(),
-        })
+    best.ok_or_else(|| KernelError::InvalidArgument {
+        kernel: "anonymize",
+        message: "internal error: no start was improved".to_owned(),
+    })
 }
 
 /// The iterated start (group of every row, groups), or `None` when the model is
@@ -128,20 +127,18 @@ pub(super) fn iterated_start(
     if model.kind() != LevelCost::Ncp || counts.is_empty() {
         return Ok(None);
     }
-    let hierarchies: Vec<Hierarchy> = (0..m).map(|j| model.hierarchy(j).clone()).collect();
-    let nodes = hierarchies
-        .iter()
-        .try_fold(1u64, |n, h| n.checked_mul(h.height() as u64 + 1))
-        .filter(|&n| n <= MAX_NODES as u64);
-    let Some(nodes) = nodes else { return Ok(None) };
-    if nodes.saturating_mul(counts.len() as u64) > ITERATED_WORK {
+    let hierarchies = model.hierarchies();
+    let Some(nodes) = lattice_nodes(hierarchies) else {
+        return Ok(None);
+    };
+    if (nodes as u64).saturating_mul(counts.len() as u64) > ITERATED_WORK {
         return Ok(None);
     }
     let recoding = iterated_by(
         tuples,
         m,
         counts,
-        &hierarchies,
+        hierarchies,
         model.weights(),
         k as u64,
         StepCost::Loss,
@@ -156,6 +153,7 @@ pub(super) fn iterated_start(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hierarchy::Hierarchy;
 
     fn pairs(n: u32) -> Hierarchy {
         let leaves: Vec<u32> = (0..n).collect();
