@@ -7,7 +7,8 @@ Usage::
 
 Data: UCI Adult (``adult/adult.csv`` in the data folder: $KANON_DATA, else ``shared/data``
 beside the repository; a missing file is an error), 30,162 rows, the 9 columns as
-quasi-identifiers with ARX's hierarchies (loaded as ``benches/bench_forest.py`` does).
+quasi-identifiers with ARX's hierarchies (loaded by ``measure.build_adult``: ``age``
+INTEGER, the rest text).
 
 Priorities (the paper's §3; lower = more important, ties share a number): exp1 the QIs
 with the fewest distinct values first ({sex, salary-class} > race > {workclass,
@@ -52,8 +53,7 @@ import time
 from pathlib import Path
 
 import duckdb
-from bench_forest import build_data
-from measure import ADULT_QI, data_dir, ident, literal, print_table
+from measure import ADULT_QI, build_adult, data_dir, ident, literal, print_table
 
 import kanon
 
@@ -180,7 +180,7 @@ def main() -> None:
     verdicts: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "adult.duckdb"
-        build_data(db)
+        build_adult(db)
         con = duckdb.connect(str(db))
         kanon.install(con)
         kanon.configure(con, "adult", qi={q: f"h_{q}" for q in ADULT_QI})

@@ -8,8 +8,8 @@ Usage::
 Data: UCI Adult (``adult/adult.csv`` in the data folder: $KANON_DATA, else ``shared/data``
 beside the repository; a missing file is an error), 30,162 rows, all 9 columns as
 quasi-identifiers: ``age`` INTEGER (numeric), the other 8 categorical, each configured
-with its ARX hierarchy (``adult_hierarchy_<column>.csv``; loaded as
-``benches/bench_forest.py`` does). The hierarchies only order the categories for
+with its ARX hierarchy (``adult_hierarchy_<column>.csv``; loaded by
+``measure.build_adult``). The hierarchies only order the categories for
 Mondrian's cuts: with range labels no hierarchy label is published.
 
 Methods, each in a fresh worker process on the same data:
@@ -50,9 +50,17 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-from bench_forest import build_data, load
 from bench_scale import anonypy_frame, anonypy_release, anonypy_run, min_class, release_gcp
-from measure import ADULT_QI, chosen, literal, parse_or_serve, print_table, run_worker
+from measure import (
+    ADULT_QI,
+    build_adult,
+    chosen,
+    literal,
+    load_adult,
+    parse_or_serve,
+    print_table,
+    run_worker,
+)
 
 import kanon
 
@@ -75,7 +83,7 @@ TIME_LIMIT_S = 1.0
 
 def worker(spec: dict[str, Any]) -> dict[str, Any]:
     con = kanon.install(duckdb.connect())
-    load(con, spec["db"])
+    load_adult(con, spec["db"])
     k, method = int(spec["k"]), spec["method"]
     if method == "anonypy":
         df = anonypy_frame(con, TABLE, QI)
@@ -183,7 +191,7 @@ def main() -> None:
     results: dict[int, dict[str, dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "bench.duckdb"
-        build_data(db)
+        build_adult(db)
         for k in ks:
             results[k] = {}
             for method in methods:

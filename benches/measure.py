@@ -1,4 +1,5 @@
-"""Shared by the benchmarks: data folder, quoting, per-process memory, workers, tables.
+"""Shared by the benchmarks: data folder, Adult with a numeric age, quoting, per-process
+memory, workers, tables.
 
 Memory: "peak+ MiB" is how far a worker's resident set (RSS) rose above its level just
 before the timed runs (the kernel's high-water mark, VmHWM, reset through
@@ -20,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    import duckdb
+
 REPO = Path(__file__).resolve().parent.parent
 
 #: UCI Adult's 9 columns in the file's order: all quasi-identifiers in ARX's tests, each
@@ -40,6 +43,47 @@ ADULT_QI = [
 def data_dir() -> Path:
     """Benchmark data: $KANON_DATA, else ``shared/data`` beside the repository."""
     return Path(os.environ.get("KANON_DATA", REPO.parent / "shared" / "data"))
+
+
+def build_adult(db: Path) -> None:
+    """UCI Adult (``age`` INTEGER, the other 8 columns text) as table ``adult`` and its
+    9 ARX hierarchies as ``h_<column>`` in the DuckDB file ``db``; exits when missing.
+
+    ``bench_range.py`` and ``bench_priority.py`` use it (ranges need a numeric age);
+    ``bench_forest.py`` reads every column as text instead, as ARX does.
+    """
+    import duckdb  # here, not at the top: bench_same.py picks which kanon to import
+
+    import kanon
+
+    folder = data_dir() / "adult"
+    if not (folder / "adult.csv").is_file():
+        sys.exit(f"benchmark data missing: {folder / 'adult.csv'} (set KANON_DATA)")
+    with duckdb.connect(str(db)) as con:
+        con.execute(
+            "CREATE TABLE adult AS SELECT * FROM read_csv(?, delim = ';', header = true)",
+            [str(folder / "adult.csv")],
+        )
+        for c in ADULT_QI:
+            kanon.hierarchy.from_csv(con, folder / f"adult_hierarchy_{c}.csv", f"h_{c}")
+
+
+def load_adult(con: duckdb.DuckDBPyConnection, db: str) -> None:
+    """Copy the tables of :func:`build_adult` from ``db`` into ``con``; configure the QIs."""
+    copy_configured(con, db, "adult", ADULT_QI)
+
+
+def copy_configured(con: duckdb.DuckDBPyConnection, db: str, table: str, qi: list[str]) -> None:
+    """Copy ``table`` and the hierarchies ``h_<qi>`` from the DuckDB file ``db`` into
+    ``con`` and configure the QIs with them."""
+    import kanon
+
+    con.execute(f"ATTACH {literal(db)} AS src (READ_ONLY)")
+    con.execute(f"CREATE TABLE {ident(table)} AS SELECT * FROM src.{ident(table)}")
+    for c in qi:
+        con.execute(f"CREATE TABLE {ident('h_' + c)} AS SELECT * FROM src.{ident('h_' + c)}")
+    con.execute("DETACH src")
+    kanon.configure(con, table, qi={c: f"h_{c}" for c in qi})
 
 
 def ident(name: str) -> str:
