@@ -63,9 +63,9 @@ pub struct ForestStats {
     pub cost_before_improve: f64,
     /// Release cost of the result ([`crate::improve::release_cost`]).
     pub cost: f64,
-    /// Whether the result comes from ARX's local recoding as the passes' start;
-    /// `cost_before_improve` is then that start's cost.
-    pub iterated_start: bool,
+    /// Whether the result comes from the cheapest-first classes as the passes' start
+    /// (`crate::iterated::cheapest_first`); `cost_before_improve` is then that start's cost.
+    pub classes_start: bool,
 }
 
 /// The result: `group_of_row` (dense ids `0..groups`), and `levels[g · m + j]`, the level
@@ -302,7 +302,7 @@ fn anonymize_ordered(
         (group_of_row, count) = (best.group_of_row, best.groups);
         stats.cost_before_improve = best.start_cost;
         stats.cost = best.cost;
-        stats.iterated_start = best.iterated;
+        stats.classes_start = best.classes;
     }
     let levels = group_levels(model, tuples, m, &tuple_of_row, &group_of_row, count)?;
     Ok(Release {

@@ -1,28 +1,34 @@
-//! A second starting point for the improvement passes: ARX's local recoding.
+//! A second starting point for the improvement passes: the classes of full-domain
+//! generalizations, cheapest first.
 //!
 //! The forest's groups are a good start at small k; at larger k the passes end lower from
-//! an iterated global recoding under the loss metric ([`crate::iterated`] with
-//! [`StepCost::Loss`]), which releases the rows that need the least generalization first
-//! (benches/README.md, issue 24). [`improve_best`] improves the cheaper start, or both
-//! when their costs are within [`BOTH_WITHIN`] of each other (then the passes may still
-//! reverse the order), and keeps the cheaper result.
+//! a local recoding that releases, of the classes of k rows at any full-domain
+//! generalization, the one of least loss per row first ([`cheapest_first`]; on Adult it
+//! loses 0.6 to 2.6 % less than ARX's own local recoding, whose iteration releases every
+//! class of a generalization chosen by its loss over all rows left; benches/README.md,
+//! issue 24). [`improve_best`] improves the cheaper start, or both when their costs are
+//! within [`BOTH_WITHIN`] of each other (then the passes may still reverse the order),
+//! and keeps the cheaper result.
 
 use super::cost::{CostModel, LevelCost};
 use super::effort::Effort;
 use super::extents::release_cost;
 use super::passes::improve;
 use crate::error::{KernelError, Result};
-use crate::iterated::{iterated_by, lattice_nodes, StepCost};
+use crate::iterated::{cheapest_first, lattice_nodes};
 
 /// The start is built when the lattice's nodes times the distinct tuples stay within
-/// this: each step's checks group at most the unreleased tuples, and each node is checked
-/// at most once until chosen, so this bounds the start's grouping work (Adult's 9 QIs:
-/// 12,960 nodes × 19,502 tuples).
+/// this: each node groups at most the unreleased tuples, once, so this bounds the
+/// start's grouping work (Adult's 9 QIs: 12,960 nodes × 19,502 tuples).
 pub(super) const ITERATED_WORK: u64 = 1 << 28;
 
+/// The start is given up (the forest's groups alone are improved) when more tuples than
+/// this wait in classes at once, 64 MiB of tuple ids (Adult: at most 0.66 million).
+pub(super) const WAITING_TUPLES: usize = 1 << 24;
+
 /// Both starts are improved when the costlier one costs at most this many times the
-/// other: the passes lower the forest's groups by 16 to 60 % on Adult, the iterated
-/// start's by 1 to 4 %, so a start that far behind does not catch up.
+/// other: the passes lower the forest's groups by 16 to 60 % on Adult, the cheapest-first
+/// start's by 0.1 to 7 %, so a start that far behind does not catch up.
 pub(super) const BOTH_WITHIN: f64 = 1.25;
 
 /// A grouping the passes may start from, and its cost.
@@ -36,17 +42,17 @@ pub(super) struct Start {
 }
 
 /// The improved grouping, its cost, the cost of the start it came from, and whether that
-/// start was ARX's local recoding.
+/// start was the cheapest-first classes.
 pub(super) struct Best {
     pub group_of_row: Vec<u32>,
     pub groups: usize,
     pub cost: f64,
     pub start_cost: f64,
-    pub iterated: bool,
+    pub classes: bool,
 }
 
-/// Improve the forest's grouping `forest` or, under the full effort, ARX's local
-/// recoding: the cheaper start, or both when within [`BOTH_WITHIN`]; the cheaper result
+/// Improve the forest's grouping `forest` or, under the full effort, the cheapest-first
+/// classes: the cheaper start, or both when within [`BOTH_WITHIN`]; the cheaper result
 /// (the forest's on a tie).
 ///
 /// # Errors
@@ -63,26 +69,26 @@ pub(super) fn improve_best(
     effort: Effort,
 ) -> Result<Best> {
     let other = match effort {
-        Effort::Full => iterated_start(model, tuples, m, counts, tuple_of_row, k)?,
+        Effort::Full => classes_start(model, tuples, m, counts, tuple_of_row, k)?,
         Effort::Fast => None,
     };
     let mut starts = vec![(forest, false)];
     if let Some((group_of_row, groups)) = other {
         let cost = release_cost(model, tuples, m, tuple_of_row, &group_of_row, groups)?;
-        let iterated = Start {
+        let classes = Start {
             group_of_row,
             groups,
             cost,
         };
         let (low, high) = (cost.min(starts[0].0.cost), cost.max(starts[0].0.cost));
         if high <= low * BOTH_WITHIN {
-            starts.push((iterated, true));
+            starts.push((classes, true));
         } else if cost < starts[0].0.cost {
-            starts = vec![(iterated, true)];
+            starts = vec![(classes, true)];
         }
     }
     let mut best: Option<Best> = None;
-    for (mut start, iterated) in starts {
+    for (mut start, classes) in starts {
         let groups = improve(
             model,
             tuples,
@@ -100,7 +106,7 @@ pub(super) fn improve_best(
                 groups,
                 cost,
                 start_cost: start.cost,
-                iterated,
+                classes,
             });
         }
     }
@@ -110,13 +116,13 @@ pub(super) fn improve_best(
     })
 }
 
-/// The iterated start (group of every row, groups), or `None` when the model is
-/// not the hierarchy NCP (the loss the start minimizes) or the work would exceed
-/// [`ITERATED_WORK`].
+/// The cheapest-first start (group of every row, groups), or `None` when the model is
+/// not the hierarchy NCP (the loss the start minimizes), the work would exceed
+/// [`ITERATED_WORK`] or the classes waiting [`WAITING_TUPLES`].
 ///
 /// # Errors
 /// Errors of the kernels it calls (cancellation).
-pub(super) fn iterated_start(
+pub(super) fn classes_start(
     model: &CostModel,
     tuples: &[u32],
     m: usize,
@@ -134,15 +140,18 @@ pub(super) fn iterated_start(
     if (nodes as u64).saturating_mul(counts.len() as u64) > ITERATED_WORK {
         return Ok(None);
     }
-    let recoding = iterated_by(
+    let Some(recoding) = cheapest_first(
         tuples,
         m,
         counts,
         hierarchies,
         model.weights(),
         k as u64,
-        StepCost::Loss,
-    )?;
+        WAITING_TUPLES,
+    )?
+    else {
+        return Ok(None);
+    };
     let group_of_row: Vec<u32> = tuple_of_row
         .iter()
         .map(|&t| recoding.group_of_tuple[t as usize])
@@ -168,7 +177,7 @@ mod tests {
         let tuple_of_row = [0, 0, 1, 2, 3, 3];
         let hs = vec![pairs(4), pairs(4)];
         let ncp = CostModel::try_new(hs.clone(), vec![1.0, 1.0], LevelCost::Ncp).unwrap();
-        let (groups_of_row, groups) = iterated_start(&ncp, &tuples, 2, &counts, &tuple_of_row, 3)
+        let (groups_of_row, groups) = classes_start(&ncp, &tuples, 2, &counts, &tuple_of_row, 3)
             .unwrap()
             .unwrap();
         let mut sizes = vec![0; groups];
@@ -178,7 +187,7 @@ mod tests {
         assert!(sizes.iter().all(|&n| n >= 3), "{sizes:?}");
         let height = CostModel::try_new(hs, vec![1.0, 1.0], LevelCost::Height).unwrap();
         assert!(
-            iterated_start(&height, &tuples, 2, &counts, &tuple_of_row, 3)
+            classes_start(&height, &tuples, 2, &counts, &tuple_of_row, 3)
                 .unwrap()
                 .is_none()
         );
@@ -192,7 +201,7 @@ mod tests {
             .collect();
         let counts = vec![1; n];
         let rows: Vec<u32> = (0..n as u32).collect();
-        assert!(iterated_start(&wide, &tuples, m, &counts, &rows, 2)
+        assert!(classes_start(&wide, &tuples, m, &counts, &rows, 2)
             .unwrap()
             .is_none());
     }
