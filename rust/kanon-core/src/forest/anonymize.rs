@@ -11,9 +11,9 @@
 //! 5. The repair pass ([`repair`]) merges any group with fewer than k rows into the group
 //!    it is cheapest to join, so every output group has at least k rows, always.
 //! 6. Optionally, the improvement passes of [`crate::improve`] lower the cost while
-//!    keeping every group ≥ k. With the full effort they also start from ARX's local
-//!    recoding (iterated global recoding under the loss metric), when the cost is the
-//!    hierarchy NCP and the lattice is small enough ([`super::starts`]).
+//!    keeping every group ≥ k. With the full effort they also start from the classes of
+//!    full-domain generalizations, cheapest first, when the cost is the hierarchy NCP
+//!    and the lattice is small enough ([`super::starts`]).
 //!
 //! Rows are numbered tuple by tuple in the caller's order: the rows of tuple `t` are
 //! `start_t .. start_t + counts[t]`, with `start_t = Σ_{s<t} counts[s]`.

@@ -14,7 +14,7 @@
 //!   search, eject and regroup passes), `tally`, `scratch`, `bound`, `cut` (the best
 //!   binary cut) and `regroup` (pools solved from scratch).
 //! - [`anonymize`]: the forest anonymizer end to end; `starts` gives its improvement
-//!   passes a second start, ARX's iterated global recoding.
+//!   passes a second start, the classes of full-domain generalizations, cheapest first.
 //! - [`blocked`]: the forest on large tables, in blocks cut by Mondrian.
 //! - [`extend`]: continuous mode, placing rows added after a release.
 

@@ -181,8 +181,7 @@ pub fn cheapest_first(
                 break;
             }
             if stale {
-                let group_of = &state.group_of;
-                state.unreleased.retain(|&t| group_of[t] == u32::MAX);
+                state.forget_released();
                 stale = false;
             }
             let found: Vec<(Vec<usize>, Vec<Vec<u32>>)> = batch
@@ -209,20 +208,18 @@ pub fn cheapest_first(
             // The top node holds every unreleased row in one class: unreachable.
             invalid("no generalization releases a class (an internal error)".to_owned())
         })?;
-        let left: Vec<usize> = class
-            .iter()
-            .map(|&t| t as usize)
-            .filter(|&t| state.group_of[t] == u32::MAX)
+        let left: Vec<u32> = class
+            .into_iter()
+            .filter(|&t| state.group_of[t as usize] == u32::MAX)
             .collect();
-        if left.iter().map(|&t| counts[t]).sum::<u64>() >= k {
+        if left.iter().map(|&t| counts[t as usize]).sum::<u64>() >= k {
             lattice.levels(node as usize, &mut levels);
             state.release_class(&levels, &left);
             bound = bounds(&state);
             stale = true;
         }
     }
-    let group_of = &state.group_of;
-    state.unreleased.retain(|&t| group_of[t] == u32::MAX);
+    state.forget_released();
     state.place_leftover(&units, weights);
     Ok(Some(state.finish()))
 }

@@ -248,41 +248,36 @@ impl<'a> State<'a> {
 
     /// Release every class of at least k unreleased rows at `levels`; false if none.
     pub(super) fn release(&mut self, levels: &[usize]) -> bool {
-        let (ids, class_rows) = self.group(levels);
-        if class_rows.iter().all(|&n| n < self.k) {
-            return false;
-        }
-        let mut members: Vec<Vec<usize>> = vec![Vec::new(); class_rows.len()];
-        let mut kept = Vec::with_capacity(self.unreleased.len());
-        for (&t, &c) in self.unreleased.iter().zip(&ids) {
-            if class_rows[c as usize] < self.k {
-                kept.push(t);
-            } else {
-                members[c as usize].push(t);
-            }
-        }
-        self.unreleased = kept;
-        for class in members.iter().filter(|class| !class.is_empty()) {
+        let classes = self.classes(levels, &mut Table::default());
+        for class in &classes {
             self.release_class(levels, class);
         }
-        true
+        self.forget_released();
+        !classes.is_empty()
+    }
+
+    /// Drop the released tuples from `unreleased`.
+    pub(super) fn forget_released(&mut self) {
+        let group_of = &self.group_of;
+        self.unreleased.retain(|&t| group_of[t] == u32::MAX);
     }
 
     /// Release the unreleased tuples `class`, one class at `levels`, into the group of
-    /// its labels (a new one, or the group released there before). The caller keeps
-    /// `unreleased` up to date.
-    pub(super) fn release_class(&mut self, levels: &[usize], class: &[usize]) {
+    /// its labels (a new one, or the group released there before). `unreleased` still
+    /// lists them until [`Self::forget_released`].
+    pub(super) fn release_class(&mut self, levels: &[usize], class: &[u32]) {
+        let first = class[0] as usize;
         let mut key = Vec::with_capacity(2 * self.m);
-        self.labels(class[0], levels, &mut key);
+        self.labels(first, levels, &mut key);
         key.extend(levels.iter().map(|&l| l as u32));
         let next = self.rows.len() as u32;
         let g = *self.groups.entry(key).or_insert(next);
         if g == next {
             self.levels.extend(levels.iter().map(|&l| l as u32));
             self.rows.push(0);
-            self.member.push(class[0]);
+            self.member.push(first);
         }
-        for &t in class {
+        for t in class.iter().map(|&t| t as usize) {
             self.group_of[t] = g;
             self.rows[g as usize] += self.counts[t];
             self.take(t);
