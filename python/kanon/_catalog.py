@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import math
 import re
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import duckdb
 
 from kanon import _types
-from kanon._sql import ident
+from kanon._sql import ident, literal
 from kanon._types import DATE_TYPES, FLOAT_TYPES, INT_TYPES, NUMERIC_TYPES, TIMESTAMPTZ
 from kanon.exceptions import ConfigError, InvalidInputError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 __all__ = [
     "DATE_TYPES",
@@ -24,8 +30,10 @@ __all__ = [
     "TIMESTAMPTZ",
     "Column",
     "ConfiguredColumn",
+    "Scope",
     "Table",
     "UnknownTableError",
+    "caller_scope",
     "canonical_key",
     "check_not_reserved",
     "check_view_name",
@@ -61,7 +69,8 @@ def _check_columns_not_reserved(table: Table) -> None:
                 f"table {table.name!r} has a column {col.name!r}: names beginning with "
                 f"{RESERVED_PREFIX!r} are reserved for kanon's generated SQL; rename it, for "
                 f"example through a view: CREATE VIEW v AS SELECT * RENAME "
-                f"({ident(col.name)} AS {ident(col.name.lstrip('_'))}) FROM {table.sql}"
+                f"({ident(col.name)} AS {ident(col.name.lstrip('_'))}) FROM "
+                f"{'.'.join(ident(p) for p in split_name(table.name))}"
             )
             raise ConfigError(msg)
 
@@ -148,6 +157,36 @@ def _candidates(name: str) -> list[list[str]]:
 Listing = list[tuple[str, str, str]]
 
 
+@dataclass(frozen=True)
+class Scope:
+    """How the calling connection resolves an unqualified name, read on that connection.
+
+    The SQL macros' planners read the catalog through a cursor of their own, whose
+    ``USE`` and ``search_path`` are not the caller's: the macros pass the caller's
+    ``current_database()``, ``current_schema()`` and ``search_path`` (DuckDB folds them
+    while binding, in the caller's context), and names are resolved with those.
+    """
+
+    database: str
+    schema: str
+    search_path: str
+
+
+#: The caller's scope while a macro's planner runs (None: the connection given is the
+#: caller's own, which sees its TEMP objects and its settings).
+_SCOPE: ContextVar[Scope | None] = ContextVar("kanon_scope", default=None)
+
+
+@contextmanager
+def caller_scope(scope: Scope | None) -> Iterator[None]:
+    """Resolve names as ``scope`` does while the block runs (a macro's planner)."""
+    token = _SCOPE.set(scope)
+    try:
+        yield
+    finally:
+        _SCOPE.reset(token)
+
+
 def _listing(con: duckdb.DuckDBPyConnection) -> Listing:
     """Every table and view of the catalog as (catalog, schema, name)."""
     return [
@@ -160,63 +199,159 @@ def _listing(con: duckdb.DuckDBPyConnection) -> Listing:
     ]
 
 
-def _search_path(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
-    """(catalog, schema) in the order DuckDB looks up an unqualified name."""
+def _scope(con: duckdb.DuckDBPyConnection, *, own: bool = False) -> Scope:
+    """The caller's scope: the macro's, else (or ``own``) read on ``con`` itself."""
+    scope = None if own else _SCOPE.get()
+    if scope is not None:
+        return scope
     ((db, schema, path),) = con.execute(
         "SELECT current_database(), current_schema(), current_setting('search_path')"
     ).fetchall()
-    out = [("temp", "main"), (str(db), str(schema))]
-    for entry in str(path or "").split(","):
-        parts = split_name(entry.strip()) if entry.strip() else []
+    return Scope(str(db), str(schema), str(path or ""))
+
+
+def _split_path(path: str) -> list[str]:
+    """The comma-separated entries of a ``search_path``, double quotes read as quoting."""
+    out: list[str] = []
+    current: list[str] = []
+    quoted = False
+    for ch in path:
+        if ch == '"':
+            quoted = not quoted
+        if ch == "," and not quoted:
+            out.append("".join(current).strip())
+            current = []
+        else:
+            current.append(ch)
+    out.append("".join(current).strip())
+    return [e for e in out if e]
+
+
+def _search_path(con: duckdb.DuckDBPyConnection, *, own: bool = False) -> list[tuple[str, str]]:
+    """(catalog, schema) in the order DuckDB's binder looks up an unqualified name.
+
+    TEMP objects first, then the search path (an entry without a catalog is in the
+    current database), then the current database's ``main`` and the system catalog.
+    The caller's (:func:`caller_scope`), unless ``own``: that of ``con`` itself.
+    """
+    scope = _scope(con, own=own)
+    db = scope.database
+    out = [("temp", "main")]
+    entries = _split_path(scope.search_path)
+    if not entries:
+        out.append((db, scope.schema))
+    for entry in entries:
+        parts = split_name(entry)
         if len(parts) == 2:
             out.append((parts[0], parts[1]))
         elif len(parts) == 1:
-            out.append((str(db), parts[0]))
+            out.append((db, parts[0]))
+    out += [(db, "main"), ("system", "main"), ("system", "pg_catalog")]
     return out
 
 
 def _identify(
     parts: list[str], listing: Listing, path: list[tuple[str, str]]
 ) -> tuple[str, str, str] | None:
-    """The catalog object that DuckDB binds the name ``parts`` to, or None."""
+    """The catalog object that DuckDB binds the name ``parts`` to, or None.
+
+    DuckDB's rules: ``name`` is looked up along the search path; ``a.name`` in schema
+    ``a`` of each catalog whose entry in the path names schema ``a`` (else the current
+    database), then as ``name`` in catalog ``a`` (its schemas in the path, else
+    ``main``); ``c.s.name`` is exact.
+    """
     low = [p.lower() for p in parts]
     found = {(d.lower(), s.lower(), n.lower()): (d, s, n) for d, s, n in listing}
+    lpath = [(d.lower(), s.lower()) for d, s in path]
     if len(low) == 3:
         return found.get((low[0], low[1], low[2]))
     if len(low) == 2:
-        catalogs = [d.lower() for d, _ in path]
-        for d in catalogs:  # schema.name first, then catalog.name in its schema main
-            if (d, low[0], low[1]) in found:
-                return found[(d, low[0], low[1])]
-        return found.get((low[0], "main", low[1]))
+        a, name = low
+        current = lpath[-3][0]  # the current database (its main, after the search path)
+        for d in [d for d, s in lpath if s == a] or [current]:
+            if (d, a, name) in found:
+                return found[(d, a, name)]
+        for s in [s for d, s in lpath if d == a] or ["main"]:
+            if (a, s, name) in found:
+                return found[(a, s, name)]
+        return None
     if len(low) == 1:
-        for d, s in path:
-            if (d.lower(), s.lower(), low[0]) in found:
-                return found[(d.lower(), s.lower(), low[0])]
+        for d, s in lpath:
+            if (d, s, low[0]) in found:
+                return found[(d, s, low[0])]
     return None
+
+
+def _qualified(identity: tuple[str, str, str]) -> str:
+    """``"catalog"."schema"."name"``: the one relation, however the caller's path is set."""
+    return ".".join(ident(p) for p in identity)
+
+
+def _temp_guard(parts: list[str], identity: tuple[str, str, str]) -> str | None:
+    """SQL that stops the query if a TEMP object of the caller would bind ``parts`` first.
+
+    The macros' planner cannot see the caller's TEMP tables and views; the query runs on
+    the caller's connection, where ``duckdb_tables()`` lists them. None when the name
+    cannot reach a TEMP object before ``identity`` (qualified by another schema or
+    catalog).
+    """
+    low = [p.lower() for p in parts]
+    if identity[0].lower() == "temp" or len(low) == 3 or (len(low) == 2 and low[0] != "main"):
+        return None
+    shown = ".".join(parts)
+    msg = (
+        f"table {shown!r} names a TEMP table or view of this connection, which kanon's SQL "
+        "functions cannot read (they plan through a connection of their own, which would "
+        f"read {_qualified(identity)} instead): use the Python API (kanon.anonymize(...), "
+        "kanon.check(...)), which reads TEMP tables on your connection, or copy the data "
+        "into a regular table"
+    )
+    return (
+        "(SELECT CASE WHEN count(*) > 0 THEN error("
+        f"{literal(msg)}) ELSE true END FROM (SELECT table_name AS n FROM duckdb_tables() "
+        "WHERE temporary UNION ALL SELECT view_name FROM duckdb_views() WHERE temporary) "
+        f"WHERE lower(n) = {literal(low[-1])})"
+    )
 
 
 def resolve_table(con: duckdb.DuckDBPyConnection, name: str) -> Table:
     """Find table or view ``name`` (``schema.name``, ``catalog.schema.name``) as DuckDB does.
 
-    One ``DESCRIBE`` of the quoted name: temporary objects shadow persistent ones and the
-    search path applies, exactly as when the generated SQL runs. The name is read first
-    as one identifier (a table whose name holds a dot), then as dotted parts, double
-    quotes read as SQL quoting (``main."Patients"``). Names (of the table or of a
-    column) in kanon's reserved namespace are refused.
+    On the caller's own connection, one ``DESCRIBE`` of the quoted name: temporary
+    objects shadow persistent ones and the search path applies, exactly as when the
+    generated SQL runs. The name is read first as one identifier (a table whose name
+    holds a dot), then as dotted parts, double quotes read as SQL quoting
+    (``main."Patients"``). Names (of the table or of a column) in kanon's reserved
+    namespace are refused.
+
+    For a macro's planner (:func:`caller_scope`), the name is resolved with the caller's
+    scope and the generated SQL reads the one relation found, fully qualified; if a TEMP
+    object of the caller could shadow it, the query checks that none does and stops
+    otherwise (the planner cannot see them).
     """
     if not isinstance(name, str) or name == "":
         msg = f"a table name must be a non-empty string, got {name!r}"
         raise ConfigError(msg)
     for part in split_name(name):
         check_not_reserved(part, "table name")
+    scope = _SCOPE.get()
+    listing, path = _listing(con), _search_path(con)
     for parts in _candidates(name):
-        sql = ".".join(ident(part) for part in parts)
+        identity = _identify(parts, listing, path)
+        if scope is not None and identity is not None:
+            sql = _qualified(identity)
+        elif scope is not None and any(n.lower() == parts[-1].lower() for _, _, n in listing):
+            continue  # a relation the caller's path does not reach: not another of the name
+        else:
+            sql = ".".join(ident(part) for part in parts)  # the caller's own binder, or a file
         try:
             described = con.execute(f"DESCRIBE SELECT * FROM {sql}").fetchall()
         except duckdb.CatalogException:
             continue
-        identity = _identify(parts, _listing(con), _search_path(con))
+        if scope is not None and identity is not None:
+            guard = _temp_guard(parts, identity)
+            if guard is not None:
+                sql = f"(SELECT * FROM {sql} WHERE {guard})"
         table = Table(name, sql, tuple(Column(r[0], r[1]) for r in described), identity)
         _check_columns_not_reserved(table)
         return table
@@ -238,15 +373,16 @@ def canonical_key(con: duckdb.DuckDBPyConnection, table: Table) -> str:
     if table.identity is None:
         return table.name
     catalog, schema, name = table.identity
-    ((db,),) = con.execute("SELECT current_database()").fetchall()
-    parts = [schema, name] if catalog.lower() == str(db).lower() else [catalog, schema, name]
+    db = _scope(con, own=True).database  # where ``con`` reads and writes kanon_columns
+    parts = [schema, name] if catalog.lower() == db.lower() else [catalog, schema, name]
     return ".".join(p if _PLAIN.fullmatch(p) else ident(p) for p in parts)
 
 
 def config_keys(con: duckdb.DuckDBPyConnection, table: Table) -> list[str]:
     """The ``kanon_columns.table_name`` values that name ``table``, however spelled.
 
-    A stored name names the table DuckDB would bind it to now: ``patients``,
+    A stored name names the table DuckDB would bind it to now, read where ``con`` reads
+    ``kanon_columns`` (its own scope, never a macro caller's ``USE``): ``patients``,
     ``main.patients``, ``"Patients"`` and ``memory.main.patients`` all name the same
     table. Without a catalog identity, names equal up to case.
     """
@@ -257,7 +393,7 @@ def config_keys(con: duckdb.DuckDBPyConnection, table: Table) -> list[str]:
         return []
     if table.identity is None:
         return [k for k in keys if k.lower() == table.name.lower()]
-    listing, path = _listing(con), _search_path(con)
+    listing, path = _listing(con), _search_path(con, own=True)
     want = tuple(p.lower() for p in table.identity)
     out = []
     for key in keys:

@@ -13,14 +13,15 @@ from duckdb import func
 
 from kanon import _core
 from kanon._anonymize import AnonymizeOptions, plan_anonymize
-from kanon._catalog import UnknownTableError
+from kanon._catalog import Scope, UnknownTableError, caller_scope
 from kanon._hkp import HkpOptions, HkpPlan
 from kanon._hkp import plan_hkp as plan_hkp_on
 from kanon._metrics import plan_metrics
-from kanon._options import MACROS, macro_sql, parse
+from kanon._options import MACROS, SCOPE_FIELD, macro_sql, parse
 from kanon._plan import CheckOptions, plan_check, plan_classes
 from kanon._udf import KERNELS
 from kanon.exceptions import ConfigError, InvalidInputError
+from kanon.planner.coding import unchanged
 from kanon.planner.search import search_sql
 
 if TYPE_CHECKING:
@@ -57,7 +58,8 @@ def _planner(plan: Callable[[str], str]) -> Callable[[str], str]:
     def planner(text: str) -> str:
         _statement_starts()
         try:
-            return plan(text)
+            with caller_scope(_scope_of(text)):
+                return plan(text)
         except UnknownTableError as err:
             msg = (
                 f"{err}. kanon's SQL functions read tables through a connection of their "
@@ -70,6 +72,19 @@ def _planner(plan: Callable[[str], str]) -> Callable[[str], str]:
             raise ConfigError(msg) from None
 
     return planner
+
+
+def _scope_of(text: str | None) -> Scope | None:
+    """The caller's scope that a macro passed to its planner (None: none passed)."""
+    try:
+        values = json.loads(text) if text is not None else None
+    except ValueError:
+        return None
+    found = values.get(SCOPE_FIELD) if isinstance(values, dict) else None
+    if not (isinstance(found, list) and len(found) == 3):
+        return None
+    db, schema, path = (str(v or "") for v in found)
+    return Scope(db, schema, path)
 
 
 def _required_k(call: str, a: dict[str, Any]) -> int:
@@ -284,7 +299,8 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         # The values are checked as the SQL runs, not here. DuckDB plans a statement
         # once through execute(); the relation API (con.sql) binds it twice, at con.sql()
         # and again to run it: no cache, as the table may change in between.
-        return plan_anonymize(cursors(), a["tbl"], options, check_values=False).sql
+        plan = plan_anonymize(cursors(), a["tbl"], options, check_values=False)
+        return unchanged(plan.sql, plan.table, plan.rows)
 
     def plan_search_udf(text: str) -> str:
         a = parse("kanon_search", text)

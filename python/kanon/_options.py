@@ -259,7 +259,10 @@ class AnonymizeKeywords(SearchKeywords, total=False):
         Opt(
             "BOOLEAN",
             False,
-            doc="release columns without a role unchanged even when their values single out rows",
+            doc=(
+                "release columns without a role unchanged even when they carry the "
+                "quasi-identifiers"
+            ),
         ),
     ]
 
@@ -414,6 +417,10 @@ MACROS: dict[str, Macro] = {
 }
 
 
+#: The field of a macro's JSON that holds the caller's scope (see ``kanon._catalog.Scope``).
+SCOPE_FIELD = "__kanon_scope"
+
+
 def macro_sql(macro: Macro) -> str:
     """``CREATE OR REPLACE TEMP MACRO`` of ``macro``: its parameters packed as one JSON.
 
@@ -425,6 +432,10 @@ def macro_sql(macro: Macro) -> str:
     positional = [p.name for p in macro.leading if p.sql is None]
     params = [*positional, *(f"{n} := CAST(NULL AS {sql})" for n, sql in named.items())]
     fields = ", ".join(f"'{n}': {n}" for n in [*positional, *named])
+    # How the caller resolves names: DuckDB folds these in the caller's context.
+    fields += f", '{SCOPE_FIELD}': [current_database(), current_schema(), " + (
+        "current_setting('search_path')]"
+    )
     return (
         f"CREATE OR REPLACE TEMP MACRO {macro.name}({', '.join(params)}) AS TABLE\n"
         f"SELECT * FROM query({macro.planner}(CAST(to_json({{{fields}}}) AS VARCHAR)))"

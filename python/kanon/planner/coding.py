@@ -37,6 +37,7 @@ __all__ = [
     "keyed_by_value",
     "leaf_key",
     "row_count",
+    "unchanged",
 ]
 
 
@@ -190,8 +191,8 @@ def coded_ctes(
         if outside is not None and q.default is not None:
             text = literal(
                 f"a value of column {q.column.name!r} is outside the range "
-                f"{default_range_text(q.default)} its interval hierarchy was planned for; "
-                "plan the query again: "
+                f"{default_range_text(q.default)} its interval hierarchy was planned for "
+                f"({CHANGED}): "
             )
             guard += f"WHEN {outside} THEN error({text} || {key}) "
         guard += f"WHEN v{j}.a0 IS NULL THEN error({_missing(table, q, key)}) "
@@ -212,6 +213,30 @@ def coded_ctes(
     return Coded(list(hierarchies), values, rows, tuples)
 
 
+#: Why the data can differ from the plan, and what to do.
+CHANGED = (
+    "the table differs from the data the query was planned from: kanon's SQL functions "
+    "plan from committed data, through a connection of their own. In a transaction that "
+    "wrote to the table, call them after COMMIT (this error aborted the transaction: "
+    "ROLLBACK, redo the writes and COMMIT), or use the Python API (kanon.anonymize(...)), "
+    "which plans in your transaction; otherwise the table changed meanwhile: run the "
+    "query again"
+)
+
+
+def unchanged(sql: str, table: Table, rows: int) -> str:
+    """``sql``, stopped with :data:`CHANGED` if ``table`` holds other than ``rows`` rows.
+
+    For the SQL macros, whose planner counts committed rows: the query reads the
+    caller's snapshot, which a transaction's uncommitted writes make differ.
+    """
+    msg = literal(f"table {table.name!r} holds other than the {rows} rows planned for ({CHANGED})")
+    return (
+        f"SELECT * FROM ({sql}) WHERE (SELECT CASE WHEN count(*) <> {int(rows)} "
+        f"THEN error({msg}) ELSE true END FROM {table.sql})"
+    )
+
+
 def row_count(weight: str | None) -> str:
     """The aggregate counting rows: ``count(*)``, or the sum of column ``weight``."""
     return "count(*)" if weight is None else f"sum({ident(weight)})"
@@ -222,8 +247,7 @@ def _missing(table: Table, q: QuasiIdentifier, key: str) -> str:
     if q.hierarchy is None:
         head = (
             f"column {q.column.name!r} of table {table.name!r} has a value its default "
-            "hierarchy was not planned for (the table changed since planning; plan the "
-            "query again): "
+            f"hierarchy was not planned for ({CHANGED}): "
         )
         return f"{literal(head)} || {key}"
     head = f"hierarchy {q.hierarchy!r} of column {q.column.name!r} does not cover value '"
