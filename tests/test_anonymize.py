@@ -409,10 +409,12 @@ def test_anonymize_returns_the_input_type(con: duckdb.DuckDBPyConnection) -> Non
 
 def test_explain_returns_the_sql_of_the_macro(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("CREATE TABLE f AS SELECT i AS age, i % 2 AS b FROM range(20) r(i)")
-    sql = kanon.explain(con, "f", 4, ["age"], seed=3)
+    sql = kanon.explain(con, "f", 4, ["age"], seed=3, insensitive=["b"])
     assert "kanon_forest(" in sql
     assert sorted(con.sql(sql).fetchall()) == sorted(
-        con.sql("SELECT * FROM kanon('f', k := 4, qi := ['age'], seed := 3)").fetchall()
+        con.sql(
+            "SELECT * FROM kanon('f', k := 4, qi := ['age'], seed := 3, insensitive := ['b'])"
+        ).fetchall()
     )
     # The SQL runs on a connection where only the kernel UDFs are installed.
     other = duckdb.connect()

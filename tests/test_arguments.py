@@ -63,10 +63,11 @@ def test_the_python_api_reads_temp_tables_and_dataframes(
 ) -> None:
     """What the message recommends works."""
     con.execute(f"CREATE TEMP TABLE tt AS {TABLE}")
-    assert len(kanon.anonymize("tt", 4, ["age"], con=con).fetchall()) == 60
+    others = {"insensitive": ["zz", "basket"]}
+    assert len(kanon.anonymize("tt", 4, ["age"], con=con, **others).fetchall()) == 60
     frame = con.sql(TABLE).to_arrow_table()
-    assert kanon.anonymize(frame, 4, ["age"]).num_rows == 60
-    assert isinstance(kanon.anonymize(frame, 4, ["age"]), pa.Table)
+    assert kanon.anonymize(frame, 4, ["age"], **others).num_rows == 60
+    assert isinstance(kanon.anonymize(frame, 4, ["age"], **others), pa.Table)
 
 
 @pytest.mark.parametrize("weight", [math.inf, -math.inf, math.nan, 0.0, -1.0])

@@ -137,3 +137,52 @@ def test_python_dash_m_runs_the_command_line(files: dict[str, Path]) -> None:
     )
     assert usage.returncode == 0
     assert usage.stdout.startswith("usage: kanon ")
+
+
+HIERARCHIES = {
+    "missing_value": ("age", "34;30-39;*\n", ["does not cover", "'35'"]),
+    "malformed": ("age", "34;30-39;*\n35;30-39\n", ["every row must have the 3 fields"]),
+    "not_nested": ("age", "34;a;x;*\n35;a;y;*\n", ["not nested"]),
+    "not_a_qi": ("zip", "53711;5371*;*\n", ["--qi"]),
+    "unknown_column": ("nope", "1;*\n", ["--qi"]),
+}
+
+
+@pytest.mark.parametrize("command", ["anonymize", "metrics"])
+@pytest.mark.parametrize("case", sorted(HIERARCHIES))
+def test_hierarchy_errors_name_the_file_and_column(
+    files: dict[str, Path],
+    tmp_path: Path,
+    command: str,
+    case: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    column, body, fragments = HIERARCHIES[case]
+    path = tmp_path / f"{case}.csv"
+    path.write_text(body, encoding="utf-8")
+    data = str(files["csv"])
+    if command == "anonymize":
+        args = ["anonymize", data, "--k", "2", "--out", str(tmp_path / "out.csv"), "--quiet"]
+    else:
+        args = ["metrics", data, data]
+    assert main([*args, "--qi", "age,sex", "--hierarchy", f"{column}={path}"]) == 2
+    err = capsys.readouterr().err
+    assert f"hierarchy file {str(path)!r} for column {column!r}: " in err
+    for fragment in fragments:
+        assert fragment in err
+    if case == "missing_value":  # and the data file whose value it misses
+        assert f"of {data!r}" in err
+    assert "kanon_cli" not in err
+    assert "'input'" not in err
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_errors_name_the_input_file_not_kanons_table(
+    files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = str(files["csv"])
+    out = str(tmp_path / "out.csv")
+    assert main(["anonymize", data, "--k", "9", "--qi", "age", "--out", out, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"rows of {data!r} (3)" in err
+    assert "'input'" not in err

@@ -113,3 +113,27 @@ def test_configure_rejects_and_writes_nothing(
 def test_unknown_table(con: duckdb.DuckDBPyConnection) -> None:
     with pytest.raises(ConfigError, match="unknown table 'ghost'"):
         kanon.configure(con, "ghost", qi=["a"])
+
+
+def test_configure_refuses_a_reserved_hierarchy_name(
+    con: duckdb.DuckDBPyConnection, people: str
+) -> None:
+    # Every later call refuses names in kanon's reserved namespace: configure refuses
+    # them too, with the same message, rather than storing one (a hierarchy table named
+    # so, or a hierarchy table with a column named so).
+    hierarchy.mask(con, "h_zip", table=people, column="zip")
+    con.execute("CREATE TABLE __kanon_h_zip AS SELECT * FROM h_zip")
+    con.execute("CREATE TABLE h_cols AS SELECT * RENAME (level_2 AS __kanon_top) FROM h_zip")
+    for name in ("__kanon_h_zip", "main.__kanon_h_zip", "__KANON_h_zip", "h_cols"):
+        kanon.configure(con, people, qi=["age", "zip"])
+        con.execute("UPDATE kanon_columns SET hierarchy = ? WHERE column_name = 'zip'", [name])
+        with pytest.raises(ConfigError) as later:
+            kanon.anonymize(people, 2, con=con)
+        kanon.configure(con, people, qi=["age", "zip"])
+        before = _config(con)
+        with pytest.raises(ConfigError) as err:
+            kanon.configure(con, people, qi={"age": None, "zip": name})
+        assert str(err.value) == str(later.value)
+        assert "'__kanon'" in str(err.value)
+        assert "rename it" in str(err.value)
+        assert _config(con) == before

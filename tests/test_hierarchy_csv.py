@@ -14,7 +14,7 @@ import pytest
 
 import kanon
 from kanon import cli, datagen, hierarchy
-from kanon.exceptions import InvalidInputError
+from kanon.exceptions import HierarchyError, InvalidInputError
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -130,3 +130,60 @@ def test_kanon_hierarchy_writes_what_anonymize_reads(
         == 2
     )
     assert "--kind mask takes no --width" in capsys.readouterr().err
+
+
+# An ARX hierarchy whose file repeats rows: line 4 repeats line 1 and line 6 the quoted
+# two-line row of lines 2-3 (line 5 is blank, so lines are not records).
+DUPLICATED = '1;low;*\n2;"lo\nw";*\n1;low;*\n\n2;"lo\nw";*\n3;high;*\n'
+
+
+def test_from_csv_merges_exact_duplicate_rows(
+    con: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    path = tmp_path / "dup.csv"
+    path.write_text(DUPLICATED, encoding="utf-8")
+    assert hierarchy.from_csv(con, path, "h") == hierarchy.Hierarchy("h", 2)
+    # One row per value, in the order of the file.
+    assert con.sql("SELECT * FROM h").fetchall() == [
+        ("1", "low", "*"),
+        ("2", "lo\nw", "*"),
+        ("3", "high", "*"),
+    ]
+
+
+def test_from_csv_refuses_conflicting_rows_naming_their_lines(
+    con: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    path = tmp_path / "conflict.csv"
+    path.write_text(DUPLICATED + "0;low;*\n2;high;*\n", encoding="utf-8")
+    with pytest.raises(HierarchyError) as err:
+        hierarchy.from_csv(con, path, "h")
+    message = str(err.value)
+    assert repr(str(path)) in message
+    assert "'2'" in message
+    # The lines of file, not the records DuckDB read.
+    assert "lines 2 and 6" in message
+    assert "line 10" in message
+    assert "__kanon" not in message
+    assert con.sql("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'h'").fetchall() == [
+        (0,)
+    ]
+
+
+def test_cli_reads_hierarchy_files_with_duplicate_rows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "data.csv"
+    data.write_text("v,x\n" + "1,a\n2,b\n3,c\n" * 3, encoding="utf-8")
+    dup, conflict = tmp_path / "dup.csv", tmp_path / "conflict.csv"
+    dup.write_text(DUPLICATED, encoding="utf-8")
+    conflict.write_text(DUPLICATED + "2;high;*\n", encoding="utf-8")
+    out = tmp_path / "out.csv"
+    base = ["anonymize", str(data), "--k", "3", "--qi", "v", "--out", str(out), "--quiet"]
+    assert cli.main([*base, "--hierarchy", f"v={dup}"]) == 0, capsys.readouterr().err
+    assert out.is_file()
+    assert cli.main([*base, "--hierarchy", f"v={conflict}"]) == 2
+    err = capsys.readouterr().err
+    assert str(conflict) in err
+    assert "lines 2 and 6" in err
+    assert "line 9" in err

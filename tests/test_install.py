@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 RELEASE = (
     "SELECT * FROM kanon('people', k := 3, qi := ['age', 'zip'], seed := 1, "
-    "insensitive := ['id']) ORDER BY ALL"
+    "insensitive := ['id'], sensitive := ['dx']) ORDER BY ALL"
 )
 
 
@@ -94,7 +94,9 @@ def test_closing_the_connection_that_installed_first(tmp_path: Path) -> None:
     for con in (second, cur, second):
         assert con.execute(RELEASE).fetchall() == expected
         assert con.execute("SELECT k FROM kanon_check('people', qi := ['age'])").fetchall()
-        rel = kanon.anonymize("people", 3, ["age", "zip"], con=con, insensitive=["id"])
+        rel = kanon.anonymize(
+            "people", 3, ["age", "zip"], con=con, insensitive=["id"], sensitive=["dx"]
+        )
         assert len(rel.fetchall()) == 300
     cur.close()
     second.close()
@@ -114,7 +116,9 @@ def test_install_and_release_in_threads_one_cursor_each() -> None:
             kanon.install(cur)
             out = [cur.execute(RELEASE).fetchall() for _ in range(3)]
             # The Python API plans through the shared UDFs as well.
-            rel = kanon.anonymize("people", 3, ["age", "zip"], con=cur, seed=1, insensitive=["id"])
+            rel = kanon.anonymize(
+                "people", 3, ["age", "zip"], con=cur, seed=1, insensitive=["id"], sensitive=["dx"]
+            )
             out.append(sorted(rel.fetchall()))
             results[i] = out
         except Exception as exc:  # reported by the assertion below
@@ -128,7 +132,9 @@ def test_install_and_release_in_threads_one_cursor_each() -> None:
     for t in threads:
         t.join()
     api = sorted(
-        kanon.anonymize("people", 3, ["age", "zip"], con=con, seed=1, insensitive=["id"]).fetchall()
+        kanon.anonymize(
+            "people", 3, ["age", "zip"], con=con, seed=1, insensitive=["id"], sensitive=["dx"]
+        ).fetchall()
     )
     for i in range(4):
         assert results[i] == [expected, expected, expected, api], results[i]
@@ -162,7 +168,7 @@ def test_a_read_only_database_is_checked_and_released_without_writing(tmp_path: 
     assert _smallest_class(ro, released) >= 3
     for method in ("forest", "mondrian", "optimal", "datafly"):
         rel = kanon.anonymize(
-            "people", 3, ["age", "zip"], con=ro, method=method, insensitive=["id"]
+            "people", 3, ["age", "zip"], con=ro, method=method, insensitive=["id"], sensitive=["dx"]
         )
         assert _smallest_class(ro, rel.fetchall()) >= 3
     metrics = ro.execute(

@@ -74,7 +74,9 @@ def test_refresh_keeps_existing_groups_and_handles_deletes(con: duckdb.DuckDBPyC
         "'z' || ((i * 13) % 9) AS zip, i % 4 AS dx FROM range(120) r(i)"
     )
     kanon.hierarchy.intervals(con, "h_age", table="p", column="age", width=5, min=0, max=100)
-    kanon.configure(con, "p", qi={"age": "h_age", "zip": None}, identifiers=["id"])
+    kanon.configure(
+        con, "p", qi={"age": "h_age", "zip": None}, identifiers=["id"], sensitive=["dx"]
+    )
     kanon.materialize(con, "p", k=4, name="p_k4")
     before = dict(con.execute('SELECT id, "__kanon_grp" FROM "p_k4__kanon_rows"').fetchall())
     assert len(before) == 120
@@ -190,3 +192,104 @@ def test_metrics_of_a_release(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("CREATE TABLE bad AS SELECT name, 'nonsense' AS age, pet FROM pets")
     with pytest.raises(duckdb.Error, match="label nonsense of column age is not a label"):
         kanon.metrics("pets", "bad", con=con)
+
+
+def _objects(con: duckdb.DuckDBPyConnection, name: str) -> dict[str, bool]:
+    """The release's view and tables (``name``, ``name__kanon_*``) → whether temporary."""
+    rows = con.execute(
+        "SELECT table_name, temporary FROM duckdb_tables() UNION ALL "
+        "SELECT view_name, temporary FROM duckdb_views() WHERE NOT internal",
+    ).fetchall()
+    return {n: t for n, t in rows if n == name or n.startswith(f"{name}__kanon_")}
+
+
+def _temp_pets(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(
+        "CREATE TEMP TABLE tpets AS SELECT 'n' || i AS name, 20 + i % 30 AS age, "
+        "['cats', 'dogs'][1 + i % 2] AS pet FROM range(40) r(i)"
+    )
+
+
+@pytest.mark.parametrize("method", ["forest", "mondrian", "optimal"])
+def test_a_release_of_a_temp_table_is_temporary(tmp_path: Path, method: str) -> None:
+    """A permanent view over a TEMP table breaks for every other connection and on reopen;
+    the release of a TEMP source is a TEMP view over TEMP tables, which refresh keeps so."""
+    path = str(tmp_path / "db.duckdb")
+    con = kanon.install(duckdb.connect(path))
+    _temp_pets(con)
+    qi = ["age", "pet"]
+    args = {"identifiers": ["name"], "method": method}
+    assert kanon.materialize(con, "tpets", 4, "rel", qi, **args) == "rel"  # type: ignore[arg-type]
+    objects = _objects(con, "rel")
+    assert "rel" in objects
+    assert "rel__kanon_meta" in objects
+    assert all(objects.values()), objects
+    assert _min_class(con, "rel", qi) >= 4
+    assert con.sql("SELECT count(*) FROM rel").fetchall()[0][0] > 0
+    # Materialized again under its name: replaced, still temporary.
+    kanon.materialize(con, "tpets", 5, "rel", qi, **args)  # type: ignore[arg-type]
+    assert all(_objects(con, "rel").values())
+    assert _min_class(con, "rel", qi) >= 5
+    if method == "forest":
+        con.execute("INSERT INTO tpets SELECT 'new' || i, 20 + i, 'cats' FROM range(5) r(i)")
+        assert kanon.refresh(con, "rel").added == 5
+        assert all(_objects(con, "rel").values())
+        assert _min_class(con, "rel", qi) >= 5
+    # to_sql writes a plain CREATE VIEW for another database, and exports its tables.
+    sql = kanon.to_sql(con, "rel", "postgres", directory=tmp_path / "export")
+    assert sql.startswith('CREATE VIEW "rel"')
+    assert list((tmp_path / "export").glob("rel__kanon_*.parquet"))
+    other = con.cursor()
+    assert _objects(other, "rel") == {}  # nothing in the database for others to break on
+    other.close()
+    con.close()
+    reopened = duckdb.connect(path)
+    assert _objects(reopened, "rel") == {}  # and nothing (no copy of the rows) left behind
+    reopened.close()
+
+
+def test_temporary_and_stored_releases_do_not_replace_each_other(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    _pets(con)
+    _temp_pets(con)
+    # A stored release replaced by one of a TEMP source: its tables are kanon's, so
+    # they go, and nothing stored is left under the temporary ones.
+    kanon.materialize(con, "pets", k=2, name="rel")
+    kanon.materialize(con, "tpets", 4, "rel", ["age", "pet"], identifiers=["name"])
+    assert all(_objects(con, "rel").values())
+    # A temporary release hides any stored object of its names: a stored release is
+    # not created under it; the message says how to proceed.
+    with pytest.raises(ConfigError, match="temporary release 'rel'") as err:
+        kanon.materialize(con, "pets", k=2, name="rel")
+    assert "DROP VIEW" in str(err.value)
+    assert all(_objects(con, "rel").values())
+    # A user's TEMP table of a release's name is never replaced or dropped.
+    con.execute("CREATE TEMP TABLE mine__kanon_rows AS SELECT 42 AS x")
+    with pytest.raises(ConfigError, match=r"not created by kanon\.materialize"):
+        kanon.materialize(con, "tpets", 4, "mine", ["age", "pet"], identifiers=["name"])
+    assert con.sql("SELECT * FROM mine__kanon_rows").fetchall() == [(42,)]
+    # A stored release whose source became a TEMP table is not refreshed into a view
+    # that other connections cannot read.
+    kanon.materialize(con, "pets", k=2, name="stored")
+    con.execute("ALTER TABLE pets RENAME TO pets_before")
+    con.execute("CREATE TEMP TABLE pets AS SELECT * FROM pets_before")
+    with pytest.raises(ConfigError, match="copy it into a regular table"):
+        kanon.refresh(con, "stored")
+    assert not any(_objects(con, "stored").values())
+
+
+def test_a_temp_hierarchy_is_copied_into_a_stored_release(tmp_path: Path) -> None:
+    """The release reads no hierarchy (its tables hold the labels): it stays stored."""
+    path = str(tmp_path / "db.duckdb")
+    con = kanon.install(duckdb.connect(path))
+    _pets(con)
+    con.execute("CREATE TEMP TABLE th_age AS SELECT * FROM h_age")
+    kanon.configure(con, "pets", qi={"age": "th_age", "pet": "h_pet"}, identifiers=["name"])
+    kanon.materialize(con, "pets", k=2, name="pets_k2")
+    assert not any(_objects(con, "pets_k2").values())
+    expected = con.sql("SELECT * FROM pets_k2 ORDER BY ALL").fetchall()
+    con.close()
+    reopened = duckdb.connect(path)
+    assert reopened.sql("SELECT * FROM pets_k2 ORDER BY ALL").fetchall() == expected
+    reopened.close()

@@ -248,7 +248,7 @@ def test_mondrian_cuts_numbers_at_the_median(con: duckdb.DuckDBPyConnection) -> 
     )
     rows = con.execute(
         "SELECT age, count(*) FROM kanon('t', k := 2, qi := ['age'], method := 'mondrian', "
-        "insensitive := ['rid']) GROUP BY age ORDER BY age"
+        "insensitive := ['rid'], sensitive := ['sex']) GROUP BY age ORDER BY age"
     ).fetchall()
     assert rows == [("[20..21]", 2), ("[22..23]", 2), ("[24..25]", 2), ("[26..27]", 2)]
     # Equal normalized ranges: the first QI is cut (sex, 4 + 4 rows).

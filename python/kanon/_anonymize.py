@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 
 from kanon._catalog import configured_full, resolve_table
 from kanon._models import ResolvedModels, population_table, resolve_models
-from kanon._roles import identifying_columns, refuse_identifying, resolve_roles
+from kanon._roles import resolve_roles
 from kanon._sql import ident
+from kanon._undeclared import check_source, guarded
 from kanon.exceptions import InvalidInputError
 from kanon.planner.hierarchies import (
     QuasiIdentifier,
@@ -48,6 +49,9 @@ class AnonymizePlan:
     identifiers: tuple[str, ...]
     rows: int
     models: ResolvedModels | None = None  # the privacy models besides k, resolved
+    #: The columns released unchanged without a role, which ``sql`` checks do not carry
+    #: the QIs (empty: none, or ``keep_undeclared``, or no check asked for).
+    undeclared: tuple[str, ...] = ()
 
 
 def plan_anonymize(
@@ -67,8 +71,10 @@ def plan_anonymize(
     ``check_values`` the table's values are checked against their hierarchies now, and
     all missing ones named; without (the SQL macros, which DuckDB binds twice), the
     returned SQL names the first it meets when it runs, and stops. With
-    ``check_undeclared`` (not for searches, which release no rows) an undeclared column
-    whose values single out rows stops the plan, unless ``options.keep_undeclared``.
+    ``check_undeclared`` (not for searches, which release no rows) the returned SQL stops
+    with a kanon error when an undeclared column, beside the released QIs, makes a class
+    below k (``kanon._undeclared``), unless ``options.keep_undeclared``; a column holding
+    a value of fewer than k rows stops the plan itself.
     With ``weight`` (a column of ``tbl``), each row counts as that many rows (a
     histogram: only the optimal search takes it, see ``kanon._portable_view``).
     ``spans``: see ``Request.spans``.
@@ -101,12 +107,13 @@ def plan_anonymize(
     if options.k > rows:
         msg = f"k = {options.k} exceeds the number of rows of table {table.name!r} ({rows})"
         raise InvalidInputError(msg)
-    if check_undeclared and not options.keep_undeclared:
-        # Without check_values (the SQL macros, bound more than once): memoized.
-        found = identifying_columns(con, table, roles.undeclared, memo=not check_values)
-        refuse_identifying(table, found)
+    checked = roles.undeclared if check_undeclared and not options.keep_undeclared else ()
+    if not options.drop_suppressed:  # every row released: a rare value fails already
+        check_source(con, table.sql, table.name, checked, options.k)
     request = Request(table, qis, identifiers, options, rows, [], models, spans)
     hierarchies = [hierarchy_cte(j, q) for j, q in enumerate(request.coded)]
     check_hierarchies(con, table, request.coded, hierarchies, values=check_values)
     sql, assignment = METHODS[options.method].release(replace(request, hierarchies=hierarchies))
-    return AnonymizePlan(sql, assignment, table, tuple(qis), identifiers, rows, models)
+    names = [q.column.name for q in qis]
+    sql = guarded(sql, table.name, names, checked, options.k)
+    return AnonymizePlan(sql, assignment, table, tuple(qis), identifiers, rows, models, checked)

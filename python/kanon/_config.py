@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import TYPE_CHECKING, Any
 
 from kanon import hierarchy
 from kanon._catalog import (
+    UnknownTableError,
     canonical_key,
     config_keys,
     has_default_generalizer,
@@ -49,6 +51,20 @@ def _whole(value: object, what: str, column: str) -> int:
     return value
 
 
+def _check_hierarchy_name(con: duckdb.DuckDBPyConnection, name: str) -> None:
+    """Refuse a hierarchy that every later call would refuse by its name.
+
+    Later calls find a configured hierarchy with :func:`resolve_table`, which refuses a
+    name, or a column name, in kanon's reserved namespace (``check_not_reserved``);
+    running the same lookup here gives the same message before anything is stored. A
+    hierarchy that does not exist is left to :func:`hierarchy.validate` to report.
+    """
+    if name == "":
+        return  # hierarchy.validate refuses it
+    with contextlib.suppress(UnknownTableError):
+        resolve_table(con, name)
+
+
 def configure(
     con: duckdb.DuckDBPyConnection,
     table: str,
@@ -86,10 +102,11 @@ def configure(
     Raises:
         HierarchyError: a hierarchy misses a value of its column, is not nested or has
             more than one root.
-        ConfigError: unknown table, column or hierarchy, a QI whose type has no default
-            generalizer and no hierarchy, a column given two roles, a
-            weight or priority for a column that is not a QI, a non-positive weight, a
-            priority that is not a whole number >= 1.
+        ConfigError: unknown table, column or hierarchy, a hierarchy table whose name
+            or a column name is in kanon's reserved ``__kanon`` namespace (which later
+            calls refuse), a QI whose type has no default generalizer and no hierarchy, a
+            column given two roles, a weight or priority for a column that is not a QI, a
+            non-positive weight, a priority that is not a whole number >= 1.
 
     Examples:
         >>> import duckdb, kanon
@@ -131,6 +148,7 @@ def configure(
                 )
                 raise ConfigError(msg)
         else:
+            _check_hierarchy_name(con, h)
             hierarchy.validate(con, h, table=resolved.name, column=column)
     weights_ = _mapping(weights, "weights")
     priorities_ = _mapping(priorities, "priorities")

@@ -13,6 +13,9 @@
   portable SQL (joins and a window count), so it works from any connection to the
   database without kanon installed, and :func:`kanon.to_sql` writes it for others.
 
+The release of a TEMP source (or of a view reading one) is temporary: the view and its
+tables are TEMP objects of the connection, gone when it closes (``kanon._owned``).
+
 Rows are matched by content: a row added to the source is not in the view until
 :func:`refresh` places it; a row deleted from the source leaves the view, and a group
 left with fewer than k rows is withheld until :func:`refresh` re-places its rows. The
@@ -30,12 +33,14 @@ import pyarrow as pa
 
 from kanon import _core
 from kanon._anonymize import AnonymizeOptions, plan_anonymize
-from kanon._catalog import Table, check_view_name, resolve_table
+from kanon._catalog import Table, check_view_name, configured_full, resolve_table
 from kanon._install import install_kernels
 from kanon._options import AnonymizeKeywords, keywords
-from kanon._owned import claim, drop_stale, helper, read_meta, temp_name
+from kanon._owned import claim, drop_stale, helper, is_temporary, read_meta, temp_name
 from kanon._portable_view import materialize_global
+from kanon._roles import resolve_roles
 from kanon._sql import ident, literal
+from kanon._undeclared import check_release
 from kanon.exceptions import ConfigError, HierarchyError, InvalidInputError
 from kanon.hierarchy.base import ROOT, value_text
 from kanon.hierarchy.numbers import default_outside, default_select
@@ -184,6 +189,13 @@ def materialize(
     ``kanon._portable_view``). Both views are portable SQL: :func:`kanon.to_sql` writes
     them for other databases, with their tables as Parquet.
 
+    When ``table`` is a TEMP table or view (or a view reading one), which no other
+    connection can read, the release is temporary too: ``name`` is a TEMP view and its
+    tables are TEMP tables, readable on ``con`` only and dropped when it closes (a
+    stored view would break for every other connection and when the database is opened
+    again). :func:`refresh` keeps it temporary. To store it, copy the source into a
+    regular table (``CREATE TABLE t AS SELECT * FROM temp_t``) and materialize that.
+
     Args:
         con: the connection (the tables and the view are created in its database).
         table: the source table.
@@ -196,11 +208,12 @@ def materialize(
             places rows as the default forest does).
 
     Returns:
-        ``name``.
+        ``name`` (a TEMP view when ``table`` is temporary, see above).
 
     Raises:
         ConfigError, HierarchyError, InvalidInputError: as :func:`kanon.anonymize`, or a
-            table (not a view) of that name exists.
+            table (not a view) of that name exists, or a temporary release of that name
+            exists and ``table`` is not temporary.
     """
     _store(con, table, k, name, qi, dict(options))
     if report is not None:
@@ -249,13 +262,14 @@ def _store(
     plan = plan_anonymize(con, table, plan_options)
     source = plan.table
     check_view_name(con, name, source)
+    temporary = is_temporary(con, source)
     names = _names(name)
     columns = [ident(c.name) for c in source.columns]
     # The groups' levels and the hierarchy snapshots serve refresh (forest) only.
     forest = method == "forest"
     snapshots = [helper(name, f"h{j}") for j in range(len(plan.qis))] if forest else []
     objects = [name, *(t for p, t in names.items() if forest or p != "groups"), *snapshots]
-    owned = claim(con, name, objects)
+    owned = claim(con, name, objects, temporary=temporary)
     assign = temp_name("assign")
     meta = {
         "source": source.name,
@@ -268,26 +282,31 @@ def _store(
         "weights": [q.weight for q in plan.qis],
         "defaults": [q.default for q in plan.qis],
         "identifiers": list(plan.identifiers),
+        "undeclared": list(plan.undeclared),
         "columns": [[c.name, c.type] for c in source.columns],
+        "temporary": temporary,
     }
     labels = ", ".join(label_column(j) for j in range(len(plan.qis)))
+    kind = "TEMP TABLE" if temporary else "TABLE"
     con.execute("BEGIN TRANSACTION")
     try:
-        drop_stale(con, owned, objects)
+        # A temporary release replaces every object of the earlier one (which may be
+        # stored: a TEMP table of a name does not replace the stored one).
+        drop_stale(con, owned, [] if temporary else objects)
         con.execute(f"CREATE TEMP TABLE {assign} AS {plan.assignment_sql}")
         con.execute(
-            f"CREATE OR REPLACE TABLE {ident(names['rows'])} AS SELECT {', '.join(columns)}, "
+            f"CREATE OR REPLACE {kind} {ident(names['rows'])} AS SELECT {', '.join(columns)}, "
             f"{_copy_number(columns)}, "
             f'CAST("__kanon_grp" AS BIGINT) AS "__kanon_grp" FROM {assign}'
         )
         if forest:
             con.execute(
-                f"CREATE OR REPLACE TABLE {ident(names['groups'])} AS SELECT DISTINCT "
+                f"CREATE OR REPLACE {kind} {ident(names['groups'])} AS SELECT DISTINCT "
                 f'CAST("__kanon_grp" AS BIGINT) AS "__kanon_grp", "__kanon_lvl" FROM {assign}'
             )
         # A group's rows share their labels: one row per group.
         con.execute(
-            f"CREATE OR REPLACE TABLE {ident(names['labels'])} AS "
+            f"CREATE OR REPLACE {kind} {ident(names['labels'])} AS "
             f'SELECT DISTINCT CAST("__kanon_grp" AS BIGINT) AS "__kanon_grp", {labels} '
             f"FROM {assign}"
         )
@@ -301,14 +320,16 @@ def _store(
         for j, q in enumerate(plan.qis[: len(snapshots)]):
             levels = ", ".join(["k"] + [f"l{i}" for i in range(1, q.height + 1)])
             con.execute(
-                f"CREATE OR REPLACE TABLE {ident(snapshots[j])} AS "
+                f"CREATE OR REPLACE {kind} {ident(snapshots[j])} AS "
                 f"SELECT k, [{levels}] AS labels FROM ({hierarchy_select(q)})"
             )
         con.execute(
-            f"CREATE OR REPLACE TABLE {ident(names['meta'])} AS SELECT ? AS meta",
+            f"CREATE OR REPLACE {kind} {ident(names['meta'])} AS SELECT ? AS meta",
             [json.dumps(meta)],
         )
         _create_view(con, name, source, meta)
+        qi_names = [q.column.name for q in plan.qis]
+        check_release(con, ident(name), source.name, qi_names, plan.undeclared, k)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
@@ -318,8 +339,9 @@ def _store(
 def _create_view(
     con: duckdb.DuckDBPyConnection, name: str, source: Table, meta: dict[str, Any]
 ) -> None:
+    kind = "TEMP VIEW" if meta.get("temporary") else "VIEW"
     con.execute(
-        f"CREATE OR REPLACE VIEW {ident(name)} AS {_local_view_sql(con, name, source, meta)}"
+        f"CREATE OR REPLACE {kind} {ident(name)} AS {_local_view_sql(con, name, source, meta)}"
     )
 
 
@@ -431,6 +453,18 @@ def _cover(
         raise HierarchyError(msg)
 
 
+def _undeclared(con: duckdb.DuckDBPyConnection, source: Table, meta: dict[str, Any]) -> list[str]:
+    """The columns a release checks do not carry the QIs: as stored, else as configured now.
+
+    Releases stored before the list was kept: the source's columns without a role in
+    the configuration, the release's QIs and identifiers aside.
+    """
+    if "undeclared" in meta:
+        return list(meta["undeclared"])
+    config = [(c, r) for c, r, *_ in configured_full(con, source)]
+    return list(resolve_roles(source, config, qi=meta["qi"]).undeclared)
+
+
 def refresh(con: duckdb.DuckDBPyConnection, name: str) -> Refreshed:
     """Place the rows added to the source of release ``name`` since it was last refreshed.
 
@@ -448,7 +482,8 @@ def refresh(con: duckdb.DuckDBPyConnection, name: str) -> Refreshed:
         A :class:`Refreshed` report.
 
     Raises:
-        ConfigError: ``name`` is not a release, or the source's columns changed.
+        ConfigError: ``name`` is not a release, the source's columns changed, or the
+            source of a stored release is now temporary (a TEMP table or view).
         HierarchyError: a new value is missing from a snapshot hierarchy.
         InvalidInputError: fewer than k rows in all.
     """
@@ -458,6 +493,14 @@ def refresh(con: duckdb.DuckDBPyConnection, name: str) -> Refreshed:
         msg = (
             f"the columns of {meta['source']!r} changed since {name!r} was materialized; "
             "materialize it again"
+        )
+        raise ConfigError(msg)
+    if not meta.get("temporary") and is_temporary(con, source):
+        msg = (
+            f"the source {meta['source']!r} of release {name!r} is now a temporary table or "
+            "view (or reads one), which the stored release's view cannot read from other "
+            "connections: copy it into a regular table (CREATE TABLE ... AS SELECT ...) "
+            "and materialize again"
         )
         raise ConfigError(msg)
     names = _names(name)
@@ -471,6 +514,7 @@ def refresh(con: duckdb.DuckDBPyConnection, name: str) -> Refreshed:
         report = _refresh(
             con, name, meta, source, (rows_t, groups_t, labels_t), columns, qi, heights, k
         )
+        check_release(con, ident(name), source.name, meta["qi"], _undeclared(con, source, meta), k)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

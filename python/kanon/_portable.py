@@ -61,6 +61,7 @@ def to_sql(
     parsed with sqlglot as DuckDB SQL and written for ``dialect`` with every identifier
     quoted. Names keep the spelling of the view's SQL, so in the target the tables and
     columns must carry those exact, case-sensitive names (e.g. ``CREATE TABLE "t"``).
+    A TEMP view (such as the release of a TEMP table) is written as a plain view.
 
     DuckDB writes ``count(*)`` into stored views as ``count_star()`` or ``count()``;
     both become ``COUNT(*)``. For a target other than ``"duckdb"`` these DuckDB-only
@@ -132,6 +133,10 @@ def to_sql(
         msg = f"dialect must be one of {allowed}, got {dialect!r}"
         raise InvalidInputError(msg)
     tree = _parse(name, _stored_definition(con, name)).transform(_count_star)
+    # A TEMP view (the release of a TEMP source) is written as a plain view: in the
+    # target, its tables are regular ones.
+    for temporary in list(tree.find_all(exp.TemporaryProperty)):
+        temporary.pop()
     sql = _written(name, tree, dialect)
     if directory is not None:
         _export(con, name, tree, Path(directory), sql)

@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING, Any
 from kanon._anonymize import AnonymizeOptions, AnonymizePlan, plan_anonymize
 from kanon._catalog import check_view_name, resolve_table
 from kanon._install import install_kernels
-from kanon._owned import claim, drop_stale, helper
+from kanon._owned import claim, drop_stale, helper, is_temporary
 from kanon._sql import ident, literal
+from kanon._undeclared import check_release
 from kanon.exceptions import InvalidInputError
 from kanon.hierarchy.base import ROOT, value_text
 from kanon.planner.coding import coded_ctes
@@ -66,13 +67,17 @@ def _global_view_sql(
     levels: list[int],
     k: int,
     keep_suppressed: bool,
+    undeclared: tuple[str, ...] = (),
 ) -> str:
     """The SQL of the view of a global release: generalize, count classes, suppress, withhold.
 
     Rows of classes below k are shown as ``'*'`` in every QI, and then every shown
     combination is counted again: one below k (the ``'*'`` class of too few suppressed
     rows) is withheld. Both counts are windows partitioned by labels, which a
-    distributed engine computes in parallel (no window over the whole table).
+    distributed engine computes in parallel (no window over the whole table). The
+    ``undeclared`` columns (released unchanged without a role) count as part of the
+    class, so that rows the source gains or changes later cannot make them carry the
+    QIs.
     """
     star = literal(ROOT)
     size = ident(internal("class_size"))  # rows of the row's class
@@ -98,7 +103,8 @@ def _global_view_sql(
             f"ELSE {h}.label END AS {label(j)}"
         )
     m = len(qis)
-    keys = ", ".join(label(j) for j in range(m))
+    extra = "".join(f", {ident(c)}" for c in undeclared)
+    keys = ", ".join(label(j) for j in range(m)) + extra
     inner = f"SELECT s.*, {', '.join(generalized)} FROM {table.sql} s" + (
         " " + " ".join(joins) if joins else ""
     )
@@ -112,7 +118,8 @@ def _global_view_sql(
     )
     marked = f"SELECT c.*, {marks} FROM ({counted}) c"
     recounted = (
-        f"SELECT x.*, COUNT(*) OVER (PARTITION BY {', '.join(shown(j) for j in range(m))}) "
+        f"SELECT x.*, COUNT(*) OVER (PARTITION BY {', '.join(shown(j) for j in range(m))}"
+        f"{extra}) "
         f"AS {shown_size} FROM ({marked}) x"
     )
     out = release_columns(table, qis, identifiers, "t", lambda j: f"t.{shown(j)}")
@@ -138,7 +145,13 @@ class GlobalRelease:
             self.coded.ctes, _lookup_sql(self.plan.table, self.coded, j, q, self.levels[j])
         )
 
-    def view_sql(self, name: str, source: Table, identifiers: tuple[str, ...]) -> str:
+    def view_sql(
+        self,
+        name: str,
+        source: Table,
+        identifiers: tuple[str, ...],
+        undeclared: tuple[str, ...] = (),
+    ) -> str:
         """The release of ``source`` through the lookup tables ``{name}__kanon_h{j}``."""
         return _global_view_sql(
             name,
@@ -148,6 +161,7 @@ class GlobalRelease:
             self.levels,
             self.options.k,
             keep_suppressed=not self.options.drop_suppressed,
+            undeclared=undeclared,
         )
 
 
@@ -201,7 +215,9 @@ def materialize_global(
     source = plan.table
     qis = list(plan.qis)
     objects = [name, helper(name, "meta"), *(helper(name, f"h{j}") for j in range(len(qis)))]
-    owned = claim(con, name, objects)
+    # The release of a TEMP source is made of TEMP objects (``kanon._owned``).
+    temporary = is_temporary(con, source)
+    owned = claim(con, name, objects, temporary=temporary)
     meta = {
         "source": source.name,
         "method": "optimal",
@@ -213,24 +229,33 @@ def materialize_global(
         "qi": [q.column.name for q in qis],
         "levels": dict(zip([q.column.name for q in qis], found.levels, strict=True)),
         "identifiers": list(plan.identifiers),
+        "undeclared": list(plan.undeclared),
         "report": found.stats,
+        "temporary": temporary,
     }
+    kind = "TEMP TABLE" if temporary else "TABLE"
     con.execute("BEGIN TRANSACTION")
     try:
-        drop_stale(con, owned, objects)
+        drop_stale(con, owned, [] if temporary else objects)
         for j in range(len(qis)):
             lookup = ident(helper(name, f"h{j}"))
             sql = found.lookup_sql(j)
             if sql is None:
                 con.execute(f"DROP TABLE IF EXISTS {lookup}")
                 continue
-            con.execute(f"CREATE OR REPLACE TABLE {lookup} AS {sql}")
+            con.execute(f"CREATE OR REPLACE {kind} {lookup} AS {sql}")
         con.execute(
-            f"CREATE OR REPLACE TABLE {ident(helper(name, 'meta'))} AS SELECT ? AS meta",
+            f"CREATE OR REPLACE {kind} {ident(helper(name, 'meta'))} AS SELECT ? AS meta",
             [json.dumps(meta)],
         )
-        view = found.view_sql(name, source, plan.identifiers)
-        con.execute(f"CREATE OR REPLACE VIEW {ident(name)} AS {view}")
+        # The release as made must pass; the view then counts its undeclared columns in
+        # the classes, so that later rows cannot make them carry the QIs.
+        names = [q.column.name for q in qis]
+        made = f"({found.view_sql(name, source, plan.identifiers)})"
+        check_release(con, made, source.name, names, plan.undeclared, options.k)
+        view = found.view_sql(name, source, plan.identifiers, plan.undeclared)
+        view_kind = "TEMP VIEW" if temporary else "VIEW"
+        con.execute(f"CREATE OR REPLACE {view_kind} {ident(name)} AS {view}")
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

@@ -6,17 +6,18 @@ import sys
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
+import duckdb
+
 from kanon._anonymize import AnonymizeOptions, plan_anonymize
 from kanon._inputs import Data, as_table, like_input
 from kanon._metrics import Metrics, plan_metrics
 from kanon._options import AnonymizeKeywords, SearchKeywords, keywords
 from kanon._progress import run_with_progress
+from kanon._undeclared import reraised
 from kanon.planner.search import Transformation, search_sql
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-
-    import duckdb
 
 T = TypeVar("T")
 
@@ -56,7 +57,7 @@ def explain(
     Raises:
         ConfigError: unknown table or column, no quasi-identifiers, missing hierarchy,
             a column given two roles, a configured identifier given another role, an
-            undeclared column whose values single out rows (see ``keep_undeclared``).
+            undeclared column that carries the QIs (see ``keep_undeclared``).
         HierarchyError: a configured hierarchy is malformed or misses a value.
         InvalidInputError: k, seed or method out of range.
     """
@@ -78,8 +79,9 @@ def anonymize(
     Every combination of released quasi-identifier labels occurs at least ``k`` times;
     each label is the hierarchy ancestor of the original value at the group's level
     (``'*'`` at the top); identifier columns become ``'*'``; other columns and the
-    row count are unchanged. The source is only read. An undeclared column whose
-    values single out rows stops the release (see ``keep_undeclared``).
+    row count are unchanged. The source is only read. An undeclared column that
+    carries the QIs (beside them it makes a class below k) stops the release (see
+    ``keep_undeclared``).
 
     Args:
         data: a table name (with ``con``), a DuckDB relation, a pandas or polars
@@ -112,13 +114,16 @@ def anonymize(
             return con_.sql(plan_anonymize(con_, name, plan_options).sql)
     with as_table(data, con) as (con_, name):
         plan = plan_anonymize(con_, name, plan_options)
-        result = run_with_progress(
-            con_,
-            lambda: con_.sql(plan.sql).to_arrow_table(),
-            rows=plan.rows,
-            label=f"anonymizing {plan.rows:,} rows",
-            show=sys.stderr.isatty() if progress is None else progress,
-        )
+        try:
+            result = run_with_progress(
+                con_,
+                lambda: con_.sql(plan.sql).to_arrow_table(),
+                rows=plan.rows,
+                label=f"anonymizing {plan.rows:,} rows",
+                show=sys.stderr.isatty() if progress is None else progress,
+            )
+        except duckdb.InvalidInputException as err:
+            raise reraised(err) from None
     return like_input(data, result, con)
 
 

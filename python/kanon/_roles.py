@@ -6,14 +6,14 @@ released: ``'*'``), sensitive or insensitive (released unchanged). The arguments
 (``kanon_columns``) for that call, except that a column configured as an identifier
 stays one. Column names compare case-insensitively, as in DuckDB.
 
-A column with no role is *undeclared*. Releasing it unchanged is refused when its values
-single out rows (:data:`IDENTIFYING_RULE`), unless the call keeps undeclared columns
-explicitly (``keep_undeclared``).
+A column with no role is *undeclared*, and so is a configured QI that a call's ``qi``
+leaves out (it would be released unchanged). A release checks that such columns do not carry
+the quasi-identifiers (``kanon._undeclared``); ``kanon_check`` reports those whose values
+single out rows (:data:`IDENTIFYING_RULE`).
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -24,15 +24,11 @@ from kanon.exceptions import ConfigError
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    import duckdb
-
     from kanon._catalog import Table
 
 __all__ = [
     "IDENTIFYING_RULE",
     "Roles",
-    "identifying_columns",
-    "refuse_identifying",
     "resolve_roles",
     "singletons_sql",
 ]
@@ -43,10 +39,6 @@ __all__ = [
 IDENTIFYING_RULE = "more than 1 % of the rows (and at least 2) hold a value no other row holds"
 _SHARE = 0.01
 _AT_LEAST = 2
-#: Seconds a plan-time result is reused: DuckDB binds a macro's planner call more than
-#: once per statement, and the query behind it passes over the table.
-_MEMO_SECONDS = 2.0
-_memo: dict[tuple[object, ...], tuple[float, tuple[str, ...]]] = {}
 
 _ROLES = ("qi", "identifier", "sensitive", "insensitive")
 _WHAT = {"qi": "qi", "identifier": "identifiers", "sensitive": "sensitive"}
@@ -143,7 +135,7 @@ def resolve_roles(
         if col.name in qi_set:
             continue
         has = given.get(col.name) or configured.get(col.name.lower())
-        if has is None:
+        if has is None or has == "qi":  # a configured QI left out of this call's qi
             undeclared.append(col.name)
         elif has != "qi":
             out[has].append(col.name)
@@ -202,45 +194,3 @@ def identifying_sql(table: Table, columns: Iterable[str]) -> str:
         f"FROM ({singletons_sql(table, cols)}) "
         f"WHERE __kanon_singles > {_SHARE} * __kanon_n AND __kanon_singles >= {_AT_LEAST})"
     )
-
-
-def identifying_columns(
-    con: duckdb.DuckDBPyConnection, table: Table, columns: Iterable[str], *, memo: bool = False
-) -> tuple[str, ...]:
-    """The ``columns`` of ``table`` whose values single out rows (:data:`IDENTIFYING_RULE`).
-
-    With ``memo``, a result of the last :data:`_MEMO_SECONDS` for the same table, columns
-    and connection is reused (the SQL macros' planners run more than once per statement).
-    """
-    cols = tuple(columns)
-    if not cols:
-        return ()
-    key = (id(con), table.sql, table.identity, cols)
-    now = time.monotonic()
-    if memo and key in _memo and now - _memo[key][0] < _MEMO_SECONDS:
-        return _memo[key][1]
-    ((found,),) = con.execute(f"SELECT {identifying_sql(table, cols)}").fetchall()
-    result = tuple(str(c) for c in found or ())
-    if memo:
-        for old in [k for k, (t, _) in _memo.items() if now - t >= _MEMO_SECONDS]:
-            del _memo[old]
-        _memo[key] = (now, result)
-    return result
-
-
-def refuse_identifying(table: Table, columns: tuple[str, ...]) -> None:
-    """Raise the error of undeclared ``columns`` that single out rows (none: return)."""
-    if not columns:
-        return
-    names = ", ".join(repr(c) for c in columns)
-    msg = (
-        f"column(s) {names} of table {table.name!r} have no declared role and their values "
-        f"single out rows ({IDENTIFYING_RULE}); releasing them unchanged would identify "
-        "people. Declare their roles (identifiers: released as '*'; sensitive or "
-        "insensitive: released unchanged) with the arguments identifiers / sensitive / "
-        "insensitive (command line: --identifiers, --sensitive, --insensitive) or with "
-        "kanon.configure, or keep undeclared columns unchanged with keep_undeclared "
-        "(SQL: keep_undeclared := true; Python: keep_undeclared=True; command line: "
-        "--keep-undeclared)"
-    )
-    raise ConfigError(msg)

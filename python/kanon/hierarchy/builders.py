@@ -30,6 +30,8 @@ from kanon.hierarchy.base import (
 
 # Go's strings.Fields: Unicode white space (RE2 syntax; \s alone is ASCII only).
 _WORD_SEPARATORS = r"[\t\n\v\f\r \x{85}\p{Z}]+"
+# How many rows, or lines of a row, an error message lists.
+_SHOWN = 5
 
 
 def from_csv(
@@ -44,7 +46,9 @@ def from_csv(
     The file has no header; every row is ``value;level 1;...;top``. Fields may be
     quoted (``"[72;76]"``), lines may end in CRLF or LF and the last line may lack its
     newline. Every field is loaded as ``VARCHAR`` text (an empty field stays ``''``);
-    the columns are named ``level_0`` … ``level_L``.
+    the columns are named ``level_0`` … ``level_L``. Rows that repeat an earlier row
+    exactly are merged into it (the table keeps the file's order); a value listed on two
+    rows with different labels is refused, naming the lines of those rows.
 
     Args:
         con: The DuckDB connection.
@@ -56,8 +60,9 @@ def from_csv(
         The loaded hierarchy.
 
     Raises:
-        HierarchyError: The file is missing, empty, has rows of different lengths, or
-            is not a valid hierarchy (see :func:`validate`).
+        HierarchyError: The file is missing, empty, has rows of different lengths,
+            lists a value on rows with different labels (the message gives their
+            1-based line numbers), or is not a valid hierarchy (see :func:`validate`).
         InvalidInputError: ``name`` or ``delimiter`` is malformed.
     """
     _check_name(name, "hierarchy name")
@@ -86,9 +91,22 @@ def from_csv(
         f"escape='\"', comment='', auto_detect=false, columns={columns}, "
         "strict_mode=true, null_padding=false, ignore_errors=false)"
     )
-    select = "SELECT " + _level_cols([f"coalesce(c{i}, '')" for i in range(n)]) + f" FROM {reader}"
+    # ``n``: the record's number (blank lines are not records); exact duplicate rows are
+    # merged into their first, in the order of the file.
+    texts = [f"coalesce(c{i}, '')" for i in range(n)]
+    numbered = (
+        "SELECT "
+        + ", ".join(f"{t} AS c{i}" for i, t in enumerate(texts))
+        + f", ordinality AS n FROM {reader} WITH ORDINALITY"
+    )
+    select = (
+        f"SELECT {_level_cols(texts)} FROM {reader} WITH ORDINALITY "
+        "GROUP BY ALL ORDER BY min(ordinality)"
+    )
     try:
-        return _create(con, name, select)
+        conflict = _conflicting_rows(con, numbered, n)
+        if not conflict:
+            return _create(con, name, select)
     except duckdb.Error as exc:
         lines = [line.strip() for line in str(exc).splitlines()]
         fields = [
@@ -103,6 +121,79 @@ def from_csv(
             detail = "; ".join(ln for ln in lines[:3] if ln) or str(exc).strip()
             msg = f"hierarchy file {p!r} could not be parsed ({detail})"
         raise HierarchyError(msg) from exc
+    shown_records = {r for _, records in conflict[:_SHOWN] for r in records[:_SHOWN]}
+    starts = _line_numbers(p, delimiter, shown_records)
+    shown = "; ".join(
+        f"{delimiter.join(row)!r} on line{'s' if len(records) > 1 else ''} "
+        + _and([str(starts.get(r, r)) for r in records[:_SHOWN]], more=len(records) > _SHOWN)
+        for row, records in conflict[:_SHOWN]
+    ) + ("; ..." if len(conflict) > _SHOWN else "")
+    msg = (
+        f"hierarchy file {p!r} lists value {conflict[0][0][0]!r} more than once with "
+        f"different labels: {shown}; keep one row per value (exact duplicate rows are "
+        "merged)"
+    )
+    raise HierarchyError(msg)
+
+
+def _conflicting_rows(
+    con: duckdb.DuckDBPyConnection, numbered: str, n: int
+) -> list[tuple[list[str], list[int]]]:
+    """The rows of the first value listed with two labellings, with their record numbers.
+
+    ``numbered`` selects the file's ``n`` fields ``c0`` … and the record number ``n``.
+    Empty when every value has one row (exact duplicates aside); at most ``_SHOWN + 1``
+    rows, in the order of the file.
+    """
+    if n < 2:
+        return []  # one field: rows of one value are equal
+    fields = ", ".join(f"c{i}" for i in range(n))
+    differ = " OR ".join(f"min(c{i}) <> max(c{i})" for i in range(1, n))
+    return [
+        (list(row), list(records))
+        for row, records in con.execute(
+            f"""
+            WITH r AS ({numbered}),
+            bad AS (
+                SELECT c0 FROM r GROUP BY c0 HAVING {differ} ORDER BY min(n) LIMIT 1
+            )
+            SELECT [{fields}] AS row, list(n ORDER BY n) AS records
+            FROM r SEMI JOIN bad USING (c0) GROUP BY ALL ORDER BY min(n)
+            LIMIT {_SHOWN + 1}
+            """
+        ).fetchall()
+    ]
+
+
+def _line_numbers(path: str, delimiter: str, records: set[int]) -> dict[int, int]:
+    """The 1-based line of the file on which each record of ``records`` begins.
+
+    Records are numbered as DuckDB reads them: blank lines are none, and a quoted field
+    may span lines. Only an error message calls this, so reading the file line by line
+    in Python costs nothing on the way of a valid hierarchy.
+    """
+    out: dict[int, int] = {}
+    with Path(path).open(encoding="utf-8-sig", newline="") as fh:
+        reader = csv.reader(fh, delimiter=delimiter, quotechar='"')
+        start, record = 1, 0
+        for row in reader:
+            if row:
+                record += 1
+                if record in records:
+                    out[record] = start
+                    if len(out) == len(records):
+                        break
+            start = reader.line_num + 1
+    return out
+
+
+def _and(items: list[str], *, more: bool = False) -> str:
+    """``1``, ``1 and 2``, ``1, 2 and 3`` (``1, 2, ...`` when ``more`` were left out)."""
+    if more:
+        return ", ".join([*items, "..."])
+    if len(items) <= 1:
+        return "".join(items)
+    return f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 # --------------------------------------------------------------------------- builders
