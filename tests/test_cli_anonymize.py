@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import _thread
+import csv
 import io
 import os
 import re
@@ -437,3 +438,105 @@ def test_metrics_measures_what_anonymize_wrote(
     assert re.search(rf"GCP +{expected.gcp:.2%} ", shown)
     assert cli.main(["metrics", str(tmp_path / source), str(tmp_path / out), "--qi", "age,zz"]) == 2
     assert "has no column 'zz'" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------- spreadsheet formulas in CSV
+
+#: Text a spreadsheet evaluates (or the quote that marks it), and text it does not.
+FORMULAS = ["=1+1", '=HYPERLINK("https://x","y")', "@SUM(A1)", "+1 555 0100", "-2+3", "-"]
+FORMULAS += ["\tx", "\rx", "'quoted", "''twice", "-inf"]
+INERT = ["-5", "+3.2", "-1e3", ".5", "7", "plain", "a=b", " =x"]
+PLAIN_NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+def _neutralised(field: str) -> str:
+    """OWASP's convention, independently: a leading ' on a field a spreadsheet evaluates."""
+    first = field[:1]
+    if first in ("=", "@", "\t", "\r", "'") or (
+        first in ("+", "-") and not PLAIN_NUMBER.fullmatch(field)
+    ):
+        return "'" + field
+    return field
+
+
+def _restored(field: str) -> str:
+    """The reverse: exactly one leading ' stripped."""
+    return field[1:] if field.startswith("'") else field
+
+
+def _write_formulas(path: Path) -> list[str]:
+    """A Parquet file: a QI and a pass-through column of formulas, numeric columns beside."""
+    values = FORMULAS + INERT
+    con = duckdb.connect()
+    con.execute(
+        'COPY (SELECT i AS id, v[1 + i % len(v)] AS "=note", v[1 + (i // 5) % len(v)] AS grp, '
+        "CASE WHEN i % 2 = 0 THEN -1e3 ELSE '-inf'::DOUBLE END AS amount, -i AS minus "
+        f"FROM range({5 * len(values)}) r(i), (SELECT ? AS v)) TO '{path}' (FORMAT parquet)",
+        [values],
+    )
+    return values
+
+
+def _fields(path: Path, delimiter: str = ",") -> list[list[str]]:
+    """Every field of a CSV file exactly as written (quotes removed, nothing else)."""
+    with path.open(newline="", encoding="utf-8") as fh:
+        return list(csv.reader(fh, delimiter=delimiter))
+
+
+def test_csv_fields_that_spreadsheets_evaluate_get_a_quote(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source, out = tmp_path / "in.parquet", tmp_path / "out.csv"
+    values = _write_formulas(source)
+    args = ["anonymize", str(source), "--k", "5", "--qi", "grp"]
+    args += ["--insensitive", "id,=note,amount,minus", "--out", str(out)]
+    assert cli.main(args) == 0
+    header, *rows = _fields(out)
+    assert header == ["id", "'=note", "grp", "amount", "minus"]
+    original = duckdb.sql(f"SELECT id, \"=note\", grp FROM '{source}'").fetchall()
+    by_id = {str(i): (note, grp) for i, note, grp in original}
+    assert len(rows) == len(by_id) == 5 * len(values)
+    for id_, note, grp, amount, minus in rows:
+        # The pass-through column and the QI labels (each value's class holds k = 5 rows,
+        # so the labels are the values) are quoted; numeric columns are left alone.
+        assert (note, grp) == tuple(_neutralised(v) for v in by_id[id_])
+        assert amount in ("-1000.0", "-inf")
+        assert minus == str(-int(id_))
+    assert {r[1] for r in rows} > {"'=1+1", "'@SUM(A1)", "'-inf", "''quoted", "-5", "-1e3"}
+    changed = 1 + sum(
+        (note != _restored(note)) + (grp != _restored(grp)) for _, note, grp, _, _ in rows
+    )
+    summary = capsys.readouterr().out
+    assert f"formulas: {changed} CSV fields starting with =, +, -, @, tab, CR or '" in summary
+    assert "strip one leading ' to restore them, or pass --allow-formulas" in summary
+
+
+@pytest.mark.parametrize(("out", "delimiter"), [("out.csv", ","), ("out.tsv", "\t")])
+def test_quoted_formulas_reverse_to_the_allowed_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], out: str, delimiter: str
+) -> None:
+    source = tmp_path / "in.parquet"
+    _write_formulas(source)
+    args = ["anonymize", str(source), "--k", "5", "--qi", "grp"]
+    args += ["--insensitive", "id,=note,amount,minus"]
+    quoted, raw = tmp_path / out, tmp_path / f"raw_{out}"
+    assert cli.main([*args, "--out", str(quoted)]) == 0
+    assert cli.main([*args, "--out", str(raw), "--allow-formulas"]) == 0
+    assert capsys.readouterr().out.endswith(
+        "formulas: CSV fields written as they are (--allow-formulas)\n"
+    )
+    allowed = _fields(raw, delimiter)
+    assert allowed[0][1] == "=note"
+    assert {r[1] for r in allowed} >= set(FORMULAS)  # the opt-out writes them unchanged
+    # Rows come in no set order: compared as sorted lists, header first.
+    restored = [[_restored(f) for f in row] for row in _fields(quoted, delimiter)]
+    assert restored[0] == allowed[0]
+    assert sorted(restored[1:]) == sorted(allowed[1:])
+    # Standard output gets the same release, the summary goes to standard error.
+    assert cli.main([*args, "--out", "-", "--out-delimiter", delimiter]) == 0
+    captured = capsys.readouterr()
+    printed = list(csv.reader(io.StringIO(captured.out, newline=""), delimiter=delimiter))
+    written = _fields(quoted, delimiter)
+    assert printed[0] == written[0]
+    assert sorted(printed[1:]) == sorted(written[1:])
+    assert "formulas: " in captured.err

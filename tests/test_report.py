@@ -7,6 +7,8 @@ which ``make test`` installs): the plots draw and the screenshot is not blank.
 
 from __future__ import annotations
 
+import html
+import json
 import re
 import shutil
 import struct
@@ -103,11 +105,11 @@ def test_materialized_report_prints_what_sql_measures(
     page = out.read_text(encoding="utf-8")
     assert_page_is_sql(page, survey, "survey", "survey_k5", ["age", "sex", "zip"])
     assert "<script src=" not in page  # nothing to fetch: plotly.js is inlined
-    assert f"<td>{kanon.__version__}</td>" in page
+    assert f"<td><bdi>{kanon.__version__}</bdi></td>" in page
     # The sample pairs rows that the unchanged columns identify: each original value
     # lies under its released label.
     sample = page[page.index("<h2>Sample") : page.index("<h2>Parameters")]
-    cells = re.findall(r"<td>([^<]*)</td>", sample)
+    cells = re.findall(r"<td><bdi>([^<]*)</bdi></td>", sample)
     assert cells, "no sample rows"
     for i in range(0, len(cells), 6):
         age, sex, zip_, age_label, sex_label, zip_label = cells[i : i + 6]
@@ -239,3 +241,174 @@ def test_report_renders_in_headless_chromium(
     # Every plot drew its SVG, and the rendered page prints SQL's numbers.
     assert dom.count('class="main-svg"') >= 2 * 4
     assert_page_is_sql(dom.replace('"', "'"), survey, "survey", "survey_k5", ["age", "sex", "zip"])
+
+
+# ------------------------------------------------------------------ hostile values and names
+
+LINK = '<a href="https://x">x</a>'
+#: Values holding plotly's pseudo-HTML, an entity, and bidirectional controls (an override,
+#: and a pop-isolate that would close an isolate early).
+HOSTILE = [
+    LINK,
+    '<span style="color:red">red</span>',
+    "<b>bold</b>",
+    "a<br>b",
+    "H<sub>2</sub>O",
+    "\u202eevil",
+    "&lt;lit&gt;",
+    "x\u2069\u202ey",
+]
+BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+TAG = re.compile(r"<\s*/?\s*(a|span|b|br|sub|sup|i|em|s|u)\b", re.IGNORECASE)
+
+
+def figures(page: str) -> list[tuple[list[Any], dict[str, Any]]]:
+    """Each plot's ``(data, layout)``, as the page hands them to ``Plotly.newPlot``."""
+    found = []
+    decoder = json.JSONDecoder()
+    for m in re.finditer(r'Plotly\.newPlot\(\s*"[^"]+",\s*', page):
+        data, end = decoder.raw_decode(page, m.end())
+        rest = re.compile(r"\s*,\s*").match(page, end)
+        assert rest is not None
+        layout, _ = decoder.raw_decode(page, rest.end())
+        found.append((data, layout))
+    return found
+
+
+def strings(value: object) -> list[str]:
+    """Every string inside a JSON value."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in strings(v)]
+    return []
+
+
+def plot_label(text: str) -> str:
+    """``text`` as the report writes it into a figure: entities for ``& < >``, isolated."""
+    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return "\u2068" + BIDI.sub(lambda m: f"[U+{ord(m.group()):04X}]", escaped) + "\u2069"
+
+
+def unwrap(text: str) -> str:
+    """``text`` without the report's isolates: FSI ... PDI around text free of controls."""
+    return re.sub("\u2068([^\u2068\u2069]*)\u2069", r"\1", text)
+
+
+def assert_inert(page: str, values: list[str], names: list[str]) -> None:
+    """No value or name of the data is markup or a bidi control anywhere on the page."""
+    plots = figures(page)
+    assert len(plots) == 4
+    labels = [s for data, layout in plots for s in strings(data) + strings(layout)]
+    assert [s for s in labels if "<" in s] == []
+    # Only the report's own isolates, FSI ... PDI around each value, hold a bidi control.
+    assert [s for s in labels if BIDI.search(unwrap(s))] == []
+    # Each value is a category of the values plot, each name a title and a GCP bar.
+    y = {s for data, _ in plots[3:] for trace in data for s in trace["y"]}
+    assert {plot_label(v) for v in values} <= y
+    titles = {a["text"] for a in plots[3][1]["annotations"]}
+    assert {f"{plot_label(n)}: original" for n in names} <= titles
+    assert {plot_label(n) for n in names} <= set(plots[2][0][0]["x"])
+    # The HTML around the plots: escaped, isolated, no control character.
+    script = page.index("<script>")
+    body = page[page.index("</script>", script) :]
+    body = re.sub(r"<script[^>]*>.*?</script>", "", body, flags=re.DOTALL)
+    assert TAG.findall(re.sub(r"</?em>", "", body)) == []
+    assert BIDI.search(body) is None
+    assert "<bdi>&lt;a href=&quot;https://x&quot;&gt;x&lt;/a&gt;</bdi>" in body
+    assert "[U+202E]" in body
+
+
+@pytest.fixture
+def hostile(tmp_path: Path) -> duckdb.DuckDBPyConnection:
+    """Table ``t`` and its release ``r``: hostile values under hostile column names."""
+    con = kanon.install(duckdb.connect(str(tmp_path / "db.duckdb")))
+    con.execute(
+        'CREATE TABLE t (id INTEGER, "<a href=""https://x"">x</a>" VARCHAR, '
+        '"<b>c</b>\u202e" VARCHAR, "<i>s</i>" VARCHAR)'
+    )
+    con.execute(
+        "INSERT INTO t SELECT i, v[1 + i % 8], v[1 + (i // 8) % 8], 'same' "
+        "FROM range(64) r(i), (SELECT ? AS v)",
+        [HOSTILE],
+    )
+    con.execute("CREATE TABLE r AS SELECT * FROM t")
+    return con
+
+
+def test_values_and_names_are_plain_text_in_the_report(
+    hostile: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    names = [str(r[0]) for r in hostile.execute("DESCRIBE t").fetchall()]
+    assert names[1] == LINK
+    out = tmp_path / "r.html"
+    params = {"note": '<span style="color:red">\u202e', LINK: 1}
+    kanon.report("t", "r", names[1:3], out=out, con=hostile, sensitive=names[3], parameters=params)
+    page = out.read_text(encoding="utf-8")
+    assert_inert(page, HOSTILE, names[1:3])
+    # The sample lists hostile values, the warning names the hostile sensitive column.
+    sample = page[page.index("<h2>Sample") : page.index("<h2>Parameters")]
+    cells = re.findall(r"<td>(.*?)</td>", sample)
+    escaped = {
+        "<bdi>" + html.escape(BIDI.sub(lambda m: f"[U+{ord(m.group()):04X}]", v)) + "</bdi>"
+        for v in HOSTILE
+    }
+    assert cells
+    assert set(cells) <= escaped
+    assert "single value of <bdi>&lt;i&gt;s&lt;/i&gt;</bdi>" in page
+    assert "<td><bdi>&lt;span style=&quot;color:red&quot;&gt;[U+202E]</bdi></td>" in page
+
+
+def test_command_line_report_of_hostile_files(
+    hostile: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    source, release = tmp_path / "t.csv", tmp_path / "r.csv"
+    hostile.execute(f"COPY t TO '{source}'")
+    hostile.execute(f"COPY r TO '{release}'")
+    names = [str(r[0]) for r in hostile.execute("DESCRIBE t").fetchall()]
+    out = tmp_path / "r.html"
+    args = ["report", str(source), str(release), "--qi", ",".join(names[1:3])]
+    assert cli.main([*args, "--out", str(out)]) == 0
+    assert_inert(out.read_text(encoding="utf-8"), HOSTILE, names[1:3])
+    # anonymize --report: the release suppresses most values, the names are still hostile.
+    anonymize = ["anonymize", str(source), "--k", "4", "--qi", ",".join(names[1:3]), "--quiet"]
+    anonymize += ["--insensitive", f"id,{names[3]}", "--out", str(tmp_path / "k4.csv")]
+    assert cli.main([*anonymize, "--report", str(out)]) == 0
+    assert_inert(out.read_text(encoding="utf-8"), [], names[1:3])
+
+
+def test_hostile_report_renders_no_link_in_chromium(
+    hostile: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    names = [str(r[0]) for r in hostile.execute("DESCRIBE t").fetchall()]
+    out = tmp_path / "r.html"
+    kanon.report("t", "r", names[1:3], out=out, con=hostile)
+    flags = [
+        chromium(),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--virtual-time-budget=10000",
+    ]
+    dom = subprocess.run(
+        [*flags, "--dump-dom", out.as_uri()],
+        check=True,
+        capture_output=True,
+        timeout=120,
+        text=True,
+    ).stdout
+    svgs = re.findall(r"<svg[^>]*main-svg.*?</svg>", dom, flags=re.DOTALL)
+    assert len(svgs) >= 2 * 4
+    drawn = "".join(svgs)
+    # No link, no styled or bold text: the values are drawn as text, < and > included.
+    assert re.search(r"<a[\s>]", drawn) is None
+    assert "xlink:href" not in drawn
+    styles = re.findall(r'<[^<>]*\sstyle="([^"]*)"', drawn)  # of elements, not of text
+    assert [s for s in styles if re.search(r"(fill|color):\s*red|font-weight:\s*bold", s)] == []
+    assert '&lt;a href="https://x"&gt;x&lt;/a&gt;' in drawn
+    assert '&lt;span style="color:red"&gt;red&lt;/span&gt;' in drawn
+    assert "&amp;lt;lit&amp;gt;" in drawn
+    assert "[U+202E]evil" in drawn
+    assert BIDI.search(unwrap(dom)) is None

@@ -1,4 +1,4 @@
-"""The command line's input files: CSV read so that every value keeps its text.
+"""The command line's files: CSV read keeping every value's text, written without formulas.
 
 DuckDB's CSV sniffer types columns from a sample: ``02134`` becomes the integer 2134,
 ``1.50`` the double 1.5, ``+1`` the integer 1. The command line reads every CSV field
@@ -11,6 +11,12 @@ type (every value must cast). Parquet columns keep their stored types.
 
 A file that cannot be read or parsed is reported as such, naming the file and DuckDB's
 reason, before any column is looked up.
+
+A CSV output neutralises spreadsheet formulas by OWASP's convention (:func:`formula_safe`):
+a text field that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return and is
+not a plain number (``-5``, ``+3.2``, ``-1e3``) gets a leading single quote ``'``, and so
+does a field that already starts with ``'``; stripping exactly one leading ``'`` from every
+field that starts with one restores the original.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ import duckdb
 from kanon._sql import ident, literal
 from kanon.exceptions import InvalidInputError
 
-__all__ = ["InputFile", "parse_types", "read_input"]
+__all__ = ["FormulaSafe", "InputFile", "formula_safe", "parse_types", "read_input"]
 
 # A type name as a user writes it: words, an optional (precision, scale), optional [].
 _TYPE_RE = re.compile(
@@ -38,6 +44,17 @@ _CANDIDATES = (",", ";", "\t", "|")
 # The sniffer's spelling of "no character".
 _EMPTY = "(empty)"
 _NEWLINES = ("\\n", "\\r\\n", "\\r")
+# A plain number (RE2, ASCII digits): an optional sign, digits with an optional decimal
+# point, an optional exponent. A spreadsheet reads it as a number, not a formula: kept.
+_PLAIN_NUMBER = r"[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([eE][+-]?[0-9]+)?"
+# The first characters that make a spreadsheet evaluate a field (OWASP, CSV injection),
+# and the quote that neutralises them, which is therefore escaped by itself too.
+_FORMULA_START = ("=", "@", "\t", "\r")
+_SIGNS = ("+", "-")
+_QUOTE = "'"
+# Column types whose CSV text is checked; all others print as numbers, booleans, dates,
+# times, intervals, UUIDs, lists or structs.
+_TEXT_TYPES = ("VARCHAR", "JSON", "BLOB")
 
 
 @dataclass(frozen=True)
@@ -51,6 +68,82 @@ class InputFile:
 
     view: str
     delimiter: str | None
+
+
+@dataclass(frozen=True)
+class FormulaSafe:
+    """A relation as it is written to CSV with its formulas neutralised.
+
+    Attributes:
+        select: The query to ``COPY``: every column under its (neutralised) name, the
+            fields of text columns neutralised.
+        count: A query of one value: how many data fields ``select`` neutralises;
+            ``None`` when the relation has no text column.
+        header: How many column names it neutralises.
+    """
+
+    select: str
+    count: str | None
+    header: int
+
+
+def _formula(text: str) -> str:
+    """SQL: whether the VARCHAR ``text`` gets a leading ``'`` (false for NULL).
+
+    A ``CASE``, so that only fields starting with a sign meet the regular expression.
+    """
+    first = f"left({text}, 1)"
+    starts = ", ".join(literal(c) for c in (*_FORMULA_START, _QUOTE))
+    signs = ", ".join(literal(c) for c in _SIGNS)
+    return (
+        f"CASE WHEN {first} IN ({starts}) THEN true WHEN {first} IN ({signs}) "
+        f"THEN NOT regexp_full_match({text}, {literal(_PLAIN_NUMBER)}) ELSE false END"
+    )
+
+
+def _neutralised(text: str) -> str:
+    """SQL: the VARCHAR ``text``, with a leading ``'`` where :func:`_formula` holds."""
+    return f"CASE WHEN {_formula(text)} THEN {literal(_QUOTE)} || {text} ELSE {text} END"
+
+
+def formula_safe(con: duckdb.DuckDBPyConnection, relation: str) -> FormulaSafe:
+    """Neutralise the spreadsheet formulas of ``relation`` as it is written to CSV.
+
+    OWASP's convention against CSV injection: a field of a text column (``VARCHAR``,
+    ``JSON``, ``BLOB``, an ``ENUM``), or a column name, that starts with ``=``, ``+``,
+    ``-``, ``@``, a tab or a carriage return gets a leading ``'``, unless it is a plain
+    number: an optional sign, ASCII digits with an optional decimal point, an optional
+    exponent (``-5``, ``+3.2``, ``-1e3``, ``.5``; not ``-``, ``+1 555 0100``, ``-inf`` or
+    ``1+1``). A field that already starts with ``'`` gets one too, so stripping exactly
+    one leading ``'`` from every field that starts with one restores the original.
+    Numeric and other typed columns are written unchanged.
+
+    Args:
+        con: The connection ``relation`` binds on.
+        relation: A table or view (SQL, quoted as needed) or a parenthesised query.
+
+    Returns:
+        The query to write and the query that counts what it neutralises.
+    """
+    described = con.execute(f"DESCRIBE SELECT * FROM {relation}").fetchall()
+    names = [str(r[0]) for r in described]
+    text = [str(r[1]) in _TEXT_TYPES or str(r[1]).startswith("ENUM(") for r in described]
+    (labels,) = con.execute(
+        f"SELECT [{_neutralised('x')} FOR x IN ?::VARCHAR[]]", [names]
+    ).fetchall()[0]
+    columns, checks = [], []
+    for name, label, is_text in zip(names, labels, text, strict=True):
+        if is_text:
+            value = f"CAST({ident(name)} AS VARCHAR)"
+            columns.append(f"{_neutralised(value)} AS {ident(label)}")
+            checks.append(f"count(*) FILTER (WHERE {_formula(value)})")
+        else:
+            columns.append(f"{ident(name)} AS {ident(label)}")
+    return FormulaSafe(
+        select=f"SELECT {', '.join(columns)} FROM {relation}",
+        count=f"SELECT {' + '.join(checks)} FROM {relation}" if checks else None,
+        header=sum(a != b for a, b in zip(names, labels, strict=True)),
+    )
 
 
 def parse_types(specs: list[str] | None) -> dict[str, str]:

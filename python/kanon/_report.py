@@ -5,15 +5,22 @@ share of records at risk, the information lost per column, per quasi-identifier 
 records still at risk (PrioPrivacy's "safe / at risk" histogram), a sample of original
 rows next to their released rows, the parameters and the kanon version. The plots are
 plotly's, with plotly.js inlined, so the page works offline.
+
+Every value and column name is shown as plain text, through :func:`user_text`: escaped for
+HTML where it lands in HTML, and for plotly's label markup (``<a href>``, ``<b>``, ``<br>``,
+``<span style>`` ...) where it lands in a figure. Bidirectional controls are replaced by
+visible escapes such as ``[U+202E]``, and each string is isolated (``<bdi>`` in HTML,
+FSI ... PDI in a figure), so no value can restyle, link or reorder the text around it.
 """
 
 from __future__ import annotations
 
 import html
+import re
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -37,13 +44,44 @@ if TYPE_CHECKING:
     from kanon._inputs import Data
     from kanon._metrics import Metrics
 
-__all__ = ["report"]
+__all__ = ["report", "user_text"]
 
 #: Class-size buckets (smallest size of each) and their labels.
 SIZES = ((1, "1"), (2, "2"), (3, "3-4"), (5, "5-9"), (10, "10-19"), (20, "20-49"), (50, "50+"))
 #: Values shown per quasi-identifier in the safe / at-risk plot; the rest are summed.
 TOP_VALUES = 12
 COLORS = {"original": "#d62728", "release": "#1f77b4", "safe": "#2ca02c", "at risk": "#d62728"}
+
+#: Characters shown as ``[U+XXXX]``: the bidirectional embeddings, overrides and isolates
+#: (U+202A-U+202E, U+2066-U+2069), the marks (U+200E, U+200F, U+061C), and the paragraph
+#: separators (U+001C-U+001E, U+0085, U+2029), which would end an isolate early.
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u001c-\u001e\u0085\u2029]")
+#: First strong isolate and pop directional isolate: the isolation of a string in a figure.
+_FSI, _PDI = "\u2068", "\u2069"
+
+
+def user_text(value: object, into: Literal["html", "attribute", "plotly"]) -> str:
+    r"""Render a value or name from the data as inert text for one place of the page.
+
+    Bidirectional controls become visible escapes (``"\u202e"`` -> ``[U+202E]``), so
+    none reaches the page. Then, for ``"html"``: HTML-escaped and isolated in ``<bdi>``;
+    ``"attribute"``: HTML-escaped for a quoted attribute value; ``"plotly"``: ``&``, ``<``
+    and ``>`` as entities and isolated in FSI ... PDI (U+2068 ... U+2069). Plotly.js splits a
+    label into its pseudo-HTML tags first and decodes entities in the text between them,
+    so ``&lt;b&gt;`` shows a literal ``<b>`` and never makes bold text or a link.
+
+    Examples:
+        >>> user_text('<a href="https://x">x</a>', "plotly")
+        '\u2068&lt;a href="https://x"&gt;x&lt;/a&gt;\u2069'
+        >>> user_text("\u202eevil", "html")
+        '<bdi>[U+202E]evil</bdi>'
+    """
+    text = _BIDI.sub(lambda m: f"[U+{ord(m.group()):04X}]", str(value))
+    if into == "plotly":
+        return _FSI + text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") + _PDI
+    if into == "attribute":
+        return html.escape(text)
+    return f"<bdi>{html.escape(text)}</bdi>"
 
 
 @dataclass(frozen=True)
@@ -145,7 +183,7 @@ def _side(
 
 def _sample(
     con: duckdb.DuckDBPyConnection, source: Table, release: Table, qis: list[str], n: int
-) -> tuple[list[str], list[tuple[Any, ...]]]:
+) -> list[tuple[Any, ...]]:
     """Original rows next to their released rows, from different released classes.
 
     A row is matched by the columns released unchanged: where exactly one original row
@@ -172,9 +210,8 @@ def _sample(
     )
     keys = [ident(c) for c, m in zip(kept, masked, strict=True) if not m]
     q_cols = [ident(source.column(q).name) for q in qis]
-    header = [*(f"{q} (original)" for q in qis), *(f"{q} (release)" for q in qis)]
     if not keys or n == 0:
-        return header, []
+        return []
     part = ", ".join(keys)
 
     def unique(t: Table) -> str:
@@ -184,12 +221,11 @@ def _sample(
     shown = ", ".join([*(f"s.{c}" for c in q_cols), *(f"r.{c}" for c in q_cols)])
     labels = ", ".join(f"r.{c}" for c in q_cols)
     order = ", ".join(f"s.{k}" for k in keys)
-    rows = con.execute(
+    return con.execute(
         f"SELECT {shown} FROM ({unique(source)}) s JOIN ({unique(release)}) r ON {on} "
         f"QUALIFY row_number() OVER (PARTITION BY {labels} ORDER BY {order}) = 1 "
         f"ORDER BY hash({labels}), {labels} LIMIT {n}"
     ).fetchall()
-    return header, rows
 
 
 def _bucket(size: int) -> str:
@@ -216,21 +252,16 @@ def _bars(sides: tuple[_Side, _Side], bucket: Any, order: list[str], title: str)
 
 
 def _values_figure(sides: tuple[_Side, _Side], qis: list[str]) -> go.Figure:
-    titles = [f"{q}: {name}" for q in qis for name in ("original", "release")]
+    titles = [f"{user_text(q, 'plotly')}: {name}" for q in qis for name in ("original", "release")]
     fig = make_subplots(rows=len(qis), cols=2, subplot_titles=titles, horizontal_spacing=0.18)
     for i, q in enumerate(qis, start=1):
         for j, side in enumerate(sides, start=1):
             values = side.values[q]
-            top, rest = values[:TOP_VALUES], values[TOP_VALUES:]
+            top = [(user_text(v, "plotly"), safe, risk) for v, safe, risk in values[:TOP_VALUES]]
+            rest = values[TOP_VALUES:]
             if rest:
-                top = [
-                    *top,
-                    (
-                        f"{len(rest)} other values",
-                        sum(v[1] for v in rest),
-                        sum(v[2] for v in rest),
-                    ),
-                ]
+                others = (f"{len(rest)} other values", sum(v[1] for v in rest))
+                top.append((*others, sum(v[2] for v in rest)))
             names = [v[0] for v in top][::-1]
             for k, label in ((1, "safe"), (2, "at risk")):
                 fig.add_bar(
@@ -245,6 +276,8 @@ def _values_figure(sides: tuple[_Side, _Side], qis: list[str]) -> go.Figure:
                     showlegend=i == 1 and j == 1,
                 )
     fig.update_layout(barmode="stack", height=330 * len(qis), title="Records per value")
+    # Values are categories even where they read as numbers or dates.
+    fig.update_yaxes(type="category")
     return fig
 
 
@@ -295,9 +328,10 @@ def _summary(sides: tuple[_Side, _Side], m: Metrics) -> str:
         if a is None and b is None:
             continue
         rows.append(
-            f"<tr><th>{label}</th><td data-metric='before.{key}'>{fmt(a)}</td>"
+            f"<tr><th>{html.escape(label)}</th><td data-metric='before.{key}'>{fmt(a)}</td>"
             f"<td data-metric='after.{key}'>{fmt(b)}</td><td>{html.escape(legend)}</td></tr>"
         )
+    # (data-metric key, label, legend, value): key, label and legend are HTML.
     utility = [
         (
             "gcp",
@@ -320,15 +354,22 @@ def _summary(sides: tuple[_Side, _Side], m: Metrics) -> str:
             _pct(m.nue_quality),
         ),
     ]
+    utility = [
+        (key, html.escape(label), html.escape(legend), v) for key, label, legend, v in utility
+    ]
     utility += [
-        (f"gcp_by_column.{c}", f"GCP of {c}", f"detail lost in column {c}", _pct(v))
+        (
+            f"gcp_by_column.{user_text(c, 'attribute')}",
+            f"GCP of {user_text(c, 'html')}",
+            f"detail lost in column {user_text(c, 'html')}",
+            _pct(v),
+        )
         for c, v in m.gcp_by_column.items()
     ]
     for key, label, legend, text in utility:
         rows.append(
-            f"<tr><th>{html.escape(label)}</th><td></td>"
-            f"<td data-metric='metrics.{html.escape(key)}'>{text}</td>"
-            f"<td>{html.escape(legend)}</td></tr>"
+            f"<tr><th>{label}</th><td></td><td data-metric='metrics.{key}'>{text}</td>"
+            f"<td>{legend}</td></tr>"
         )
     return (
         "<table><tr><th></th><th>original</th><th>release</th><th>what it means</th></tr>"
@@ -339,22 +380,24 @@ def _summary(sides: tuple[_Side, _Side], m: Metrics) -> str:
 
 def _warnings(after: CheckReport) -> str:
     """What the release still gives away, in plain words."""
-    said = []
+    said = []  # HTML
     if after.l_distinct == 1 and after.sensitive is not None:
+        name = user_text(after.sensitive, "html")
         said.append(
-            f"Some class of the release holds a single value of {after.sensitive}: whoever "
-            f"finds a record's class learns its {after.sensitive}. Ask for l-diversity "
-            "(for example l := 2 with method 'optimal' or 'mondrian')."
+            f"Some class of the release holds a single value of {name}: whoever finds a "
+            f"record's class learns its {name}. Ask for l-diversity (for example l := 2 "
+            "with method 'optimal' or 'mondrian')."
         )
     if after.prosecutor_at_risk > 0:
         said.append(f"{after.prosecutor_at_risk:.2%} of the released records are still at risk.")
-    return "".join(f"<p class='warning'>{html.escape(s)}</p>" for s in said)
+    return "".join(f"<p class='warning'>{s}</p>" for s in said)
 
 
 def _table(header: list[str], rows: Sequence[Sequence[Any]]) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    """An HTML table: ``header`` holds HTML, ``rows`` values shown as text."""
+    head = "".join(f"<th>{h}</th>" for h in header)
     body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row) + "</tr>" for row in rows
+        "<tr>" + "".join(f"<td>{user_text(v, 'html')}</td>" for v in row) + "</tr>" for row in rows
     )
     return f"<table><tr>{head}</tr>{body}</table>"
 
@@ -362,7 +405,7 @@ def _table(header: list[str], rows: Sequence[Sequence[Any]]) -> str:
 def _page(
     sides: tuple[_Side, _Side],
     m: Metrics,
-    sample: tuple[list[str], list[tuple[Any, ...]]],
+    rows: list[tuple[Any, ...]],
     qis: list[str],
     params: Mapping[str, object],
 ) -> str:
@@ -376,11 +419,15 @@ def _page(
         ),
         go.Figure(
             go.Bar(
-                x=list(m.gcp_by_column),
+                x=[user_text(c, "plotly") for c in m.gcp_by_column],
                 y=[v * 100 for v in m.gcp_by_column.values()],
                 marker_color=COLORS["release"],
             ),
-            layout={"title": "Information lost per column (GCP, %)", "height": 360},
+            layout={
+                "title": "Information lost per column (GCP, %)",
+                "height": 360,
+                "xaxis": {"type": "category"},
+            },
         ),
         _values_figure(sides, qis),
     ]
@@ -388,7 +435,8 @@ def _page(
         f"<div class='plot'>{pio.to_html(f, full_html=False, include_plotlyjs=False)}</div>"
         for f in figures
     )
-    header, rows = sample
+    names = [user_text(q, "html") for q in qis]
+    header = [*(f"{q} (original)" for q in names), *(f"{q} (release)" for q in names)]
     sample_html = (
         _table(header, rows)
         if rows
@@ -412,7 +460,7 @@ td[data-metric] {{ text-align: right; font-variant-numeric: tabular-nums; }}
 <script>{get_plotlyjs()}</script>
 </head><body>
 <h1>kanon report</h1>
-<p>Quasi-identifiers: {html.escape(", ".join(qis))}. A record is <em>at risk</em> when an
+<p>Quasi-identifiers: {", ".join(names)}. A record is <em>at risk</em> when an
 attacker who knows its quasi-identifiers would pick it out with a chance above the
 threshold.</p>
 <h2>Summary</h2>

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from kanon._check import check, classes
-from kanon._cli_files import InputFile, parse_types, read_input
+from kanon._cli_files import InputFile, formula_safe, parse_types, read_input
 from kanon._options import add_flags, flag_values, keywords
 from kanon._sql import ident, literal
 from kanon.exceptions import KanonError
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import TextIO
 
+    from kanon._cli_files import FormulaSafe
     from kanon.hierarchy import Hierarchy
 
 __all__ = ["main"]
@@ -201,33 +202,75 @@ def _copy_options(fmt: str, args: argparse.Namespace, source: InputFile) -> str:
     return f"FORMAT csv, HEADER, DELIMITER {literal(delimiter)}, QUOTE '\"', ESCAPE '\"'"
 
 
-def _hierarchy_options(con: duckdb.DuckDBPyConnection, specs: list[str]) -> dict[str, str]:
-    """Load ``column=FILE`` ARX hierarchy files; return ``{column: hierarchy table}``."""
-    from kanon.hierarchy import from_csv
+def _hierarchy_options(
+    con: duckdb.DuckDBPyConnection, specs: list[str], qi: list[str]
+) -> dict[str, str]:
+    """Load ``column=FILE`` ARX hierarchy files; return ``{column: hierarchy table}``.
+
+    Each file is checked against its column of table ``input`` as it is loaded, so that
+    an error names the file as given and the column (``hierarchy file 'ages.csv' for
+    column 'age': ...``), not the table kanon loaded it into.
+    """
+    from kanon.hierarchy import from_csv, validate
 
     out: dict[str, str] = {}
     for i, spec in enumerate(specs):
         column, sep, path = spec.partition("=")
-        if not sep or not column.strip() or not path.strip():
+        column = column.strip()
+        if not sep or not column or not path.strip():
             msg = f"--hierarchy takes COLUMN=FILE, got {spec!r}"
             raise KanonError(msg)
-        if not Path(path).is_file():
-            msg = f"no such hierarchy file for column {column.strip()!r}: {path}"
+        where = f"hierarchy file {path!r} for column {column!r}"
+        if column not in qi:
+            msg = (
+                f"{where}: the column is not listed in --qi ({', '.join(qi)}); add it to "
+                "--qi or leave this --hierarchy out"
+            )
             raise KanonError(msg)
-        out[column.strip()] = from_csv(con, path, f"kanon_cli_h{i}").name
+        if not Path(path).is_file():
+            msg = f"{where}: no such file"
+            raise KanonError(msg)
+        table = _hierarchy_table(i)
+        try:
+            from_csv(con, path, table)
+            validate(con, table, table="input", column=column)
+        except KanonError as exc:
+            text = str(exc)
+            for named in (f"hierarchy file {path!r} ", f"hierarchy {table!r} "):
+                text = text.removeprefix(named)
+            msg = f"{where}: {text}"
+            raise type(exc)(msg) from exc
+        out[column] = table
     return out
+
+
+def _hierarchy_table(i: int) -> str:
+    """The table that the ``i``-th ``--hierarchy`` file is loaded into."""
+    return f"kanon_cli_h{i}"
 
 
 def _configure_input(con: duckdb.DuckDBPyConnection, specs: list[str], qi: list[str]) -> None:
     """Configure table ``input``'s QIs with the ``--hierarchy`` files (others: by type)."""
     from kanon._config import configure
 
-    hierarchies = _hierarchy_options(con, specs)
-    unknown = sorted(set(hierarchies) - set(qi))
-    if unknown:
-        msg = f"--hierarchy names column(s) {', '.join(unknown)} not listed in --qi"
-        raise KanonError(msg)
+    hierarchies = _hierarchy_options(con, specs, qi)
     configure(con, "input", qi={c: hierarchies.get(c) for c in qi})
+
+
+#: The tables the commands read their files into, each with the argument naming the file.
+_FILE_TABLES = (("input", "file"), ("released", "release"), ("population", "population"))
+
+
+def _named_by_files(message: str, args: argparse.Namespace) -> str:
+    """``message`` naming the user's files where it names the tables kanon read them into."""
+    for table, option in _FILE_TABLES:
+        path = getattr(args, option, None)
+        if isinstance(path, str):
+            message = message.replace(f"table {table!r}", repr(path))
+    for i, spec in enumerate(getattr(args, "hierarchy", None) or []):
+        path = spec.partition("=")[2]
+        message = message.replace(f"hierarchy {_hierarchy_table(i)!r}", f"hierarchy file {path!r}")
+    return message
 
 
 def _pair_arguments(parser: argparse.ArgumentParser) -> None:
@@ -283,15 +326,20 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
         # With a summary or a report the release is kept as a table to measure it.
         kept = not args.quiet or bool(args.report)
         target = "released" if kept else f"({plan.sql})"
-        copy = f"COPY {target} TO {literal(str(partial))} ({_copy_options(fmt, args, source)})"
+        options_sql = _copy_options(fmt, args, source)
+        neutralise = fmt == "csv" and not args.allow_formulas
 
-        def run() -> None:
+        def run() -> FormulaSafe | None:
             if kept:
                 con.execute(f"CREATE TEMP TABLE released AS {plan.sql}").fetchall()
-            con.execute(copy).fetchall()
+            # A CSV's fields that a spreadsheet would evaluate get a leading ' (OWASP).
+            safe = formula_safe(con, target) if neutralise else None
+            written = f"({safe.select})" if safe is not None else target
+            con.execute(f"COPY {written} TO {literal(str(partial))} ({options_sql})").fetchall()
+            return safe
 
         started = time.perf_counter()
-        run_with_progress(
+        safe = run_with_progress(
             con,
             run,
             rows=plan.rows,
@@ -314,6 +362,8 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
                 file=sys.stderr if to_stdout else sys.stdout,
             )
             _summarize(con, qi, args.k, file=sys.stderr if to_stdout else sys.stdout)
+            if fmt == "csv":
+                print(_formulas_line(con, safe), file=sys.stderr if to_stdout else sys.stdout)
         if args.report:
             from kanon._report import report
 
@@ -384,6 +434,18 @@ def _summarize(con: duckdb.DuckDBPyConnection, qi: list[str], k: int, file: Text
         file=file,
     )
     print(f"utility: GCP {m.gcp:.2%} of the detail lost ({per_column})", file=file)
+
+
+def _formulas_line(con: duckdb.DuckDBPyConnection, safe: FormulaSafe | None) -> str:
+    """The summary's line on the CSV fields neutralised as formulas (``None``: allowed)."""
+    if safe is None:
+        return "formulas: CSV fields written as they are (--allow-formulas)"
+    fields = safe.header + (int(con.execute(safe.count).fetchall()[0][0]) if safe.count else 0)
+    return (
+        f"formulas: {fields:,} CSV field{'' if fields == 1 else 's'} starting with =, +, -, @, "
+        "tab, CR or ' (numbers such as -5 aside) got a leading ' (OWASP); strip one leading ' "
+        "to restore them, or pass --allow-formulas"
+    )
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -490,6 +552,12 @@ def _parser() -> argparse.ArgumentParser:
         "--out-delimiter",
         help="CSV output delimiter (default: the input CSV's, a tab for .tsv, else a comma)",
     )
+    anon.add_argument(
+        "--allow-formulas",
+        action="store_true",
+        help="write CSV fields that start like a spreadsheet formula (=, +, -, @, tab, CR) "
+        "unchanged (default: prefix them, and fields starting with ', with a ')",
+    )
     anon.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     anon.add_argument("--report", help="also write the HTML report of the release (kanon.report)")
     anon.add_argument(
@@ -522,7 +590,7 @@ def main(argv: list[str] | None = None) -> int:
         _mute_stdout()
         return EXIT_BROKEN_PIPE
     except (KanonError, duckdb.Error) as exc:
-        print(f"kanon: error: {exc}", file=sys.stderr)
+        print(f"kanon: error: {_named_by_files(str(exc), args)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("kanon: interrupted; nothing was written", file=sys.stderr)
