@@ -70,10 +70,10 @@ def _carriers(relation: str, qis: Sequence[str], columns: Sequence[str], k: int)
     One ``GROUP BY`` of the released QIs and the column per column; NULL is a value
     like any other.
     """
-    keys = ", ".join(ident(q) for q in qis)
+    keys = "".join(f"{ident(q)}, " for q in qis)
     probes = [
         f"SELECT {literal(repr(c))} AS __kanon_col, {i} AS __kanon_pos, count(*) AS __kanon_n "
-        f"FROM {relation} GROUP BY {keys}, {ident(c)}"
+        f"FROM {relation} GROUP BY {keys}{ident(c)}"
         for i, c in enumerate(columns)
     ]
     return (
@@ -112,25 +112,10 @@ def check_source(
 ) -> None:
     """Raise the kanon error if a column holds a value of fewer than k rows of ``source``.
 
-    Such a value's class in any release that keeps all rows is smaller than k. ``source``
-    is SQL naming the table; one ``GROUP BY`` per column, NULL a value like any other.
+    Such a value's class in any release that keeps all rows is smaller than k: the
+    release's check over the source with no QIs, its classes an upper bound.
     """
-    if not columns or k <= 1:
-        return
-    probes = [
-        f"SELECT {literal(repr(c))} AS __kanon_col, {i} AS __kanon_pos, "
-        f"(SELECT min(n) FROM (SELECT count(*) AS n FROM {source} GROUP BY {ident(c)})) "
-        "AS __kanon_smallest"
-        for i, c in enumerate(columns)
-    ]
-    found = con.execute(
-        f"SELECT __kanon_col, __kanon_smallest FROM ({' UNION ALL '.join(probes)}) "
-        f"WHERE __kanon_smallest < {int(k)} ORDER BY __kanon_pos"
-    ).fetchall()
-    if found:
-        listed = ", ".join(f"{c} (smallest class: at most {n})" for c, n in found)
-        msg = f"{_head(table, k)}{listed}{_fixes()}"
-        raise ConfigError(msg)
+    _refuse(con, source, table, (), columns, k, bound="at most ")
 
 
 def check_release(
@@ -146,6 +131,19 @@ def check_release(
     ``relation`` is SQL naming the release as stored (a view); ``table`` the source's
     name, for the message.
     """
+    _refuse(con, relation, table, qis, columns, k)
+
+
+def _refuse(
+    con: duckdb.DuckDBPyConnection,
+    relation: str,
+    table: str,
+    qis: Sequence[str],
+    columns: Sequence[str],
+    k: int,
+    bound: str = "",
+) -> None:
+    """Raise the kanon error naming the ``columns`` that fail beside ``qis`` in ``relation``."""
     if not columns or k <= 1:
         return
     found = con.execute(
@@ -153,6 +151,6 @@ def check_release(
         "ORDER BY __kanon_pos"
     ).fetchall()
     if found:
-        listed = ", ".join(f"{c} (smallest class: {n})" for c, n in found)
+        listed = ", ".join(f"{c} (smallest class: {bound}{n})" for c, n in found)
         msg = f"{_head(table, k)}{listed}{_fixes()}"
         raise ConfigError(msg)
