@@ -26,6 +26,7 @@ from kanon.planner.local import (
     level_cte,
     local_release,
 )
+from kanon.planner.memory import memory_guard
 from kanon.planner.method import Method, Request
 from kanon.planner.packs import pack_ctes, rounds_for
 from kanon.planner.sql import Cte, internal
@@ -58,7 +59,8 @@ def forest_sql(request: Request) -> tuple[str, str]:
     keys = key_ctes(table, qis, coded)
     pack = min(max(rows // 4, PACK_ROWS), PACK_ROWS_MAX)
     rounds = rounds_for(rows, pack)
-    packs = pack_ctes(coded, keys, options.k, rounds, pack)
+    guard = memory_guard(options.method, ("mondrian", "optimal"), qis, rows, coded)
+    packs = pack_ctes(coded, keys, options.k, rounds, pack, guard)
     cut_keys, cut_spans = key_lists(keys, request.spans)
     labels = options.labels or "hierarchy"
     cost, improve = VARIANTS[options.method]

@@ -44,6 +44,7 @@ from kanon.planner.fulldomain import (
     transformation_release,
     tuple_marks,
 )
+from kanon.planner.memory import OK, memory_guard
 from kanon.planner.method import Method, Request
 from kanon.planner.sql import Cte, internal, with_query
 
@@ -86,14 +87,15 @@ def historic_ctes(
         "keep_suppressed": not options.drop_suppressed,
     }
     tuples, counts = coded.tuple_lists(m)
+    guard = memory_guard(options.method, ("optimal",), qis, rows, coded)
     kernel = Cte(
         internal("kernel"),
         "SELECT kanon_historic("
         f"{tuples}, {counts}, [{hierarchy_lists(coded, qis)}], {options.k}::UBIGINT, "
-        f"{literal(json.dumps(kernel_options))}) AS r",
+        f"{literal(json.dumps(kernel_options))}) AS r FROM {guard.ref} WHERE {OK}",
         ("r",),
     )
-    return KernelPlan(coded, [*coded.ctes, kernel], kernel)
+    return KernelPlan(coded, [*coded.ctes, guard, kernel], kernel)
 
 
 def historic_sql(request: Request) -> tuple[str, str]:

@@ -32,6 +32,7 @@ from kanon.planner.local import (
     range_column,
     tuple_groups_ctes,
 )
+from kanon.planner.memory import memory_guard
 from kanon.planner.method import Method, Request
 from kanon.planner.packs import pack_ctes, rounds_for
 from kanon.planner.sql import Cte, internal
@@ -56,7 +57,8 @@ def mondrian_sql(request: Request) -> tuple[str, str]:
     extra = model_args(table, qis, models, coded)
     keys = key_ctes(table, qis, coded)
     rounds = 0 if models is not None else rounds_for(request.rows, MONDRIAN_PACK_ROWS)
-    packs = pack_ctes(coded, keys, options.k, rounds, MONDRIAN_PACK_ROWS)
+    guard = memory_guard("mondrian", ("optimal",), qis, request.rows, coded)
+    packs = pack_ctes(coded, keys, options.k, rounds, MONDRIAN_PACK_ROWS, guard)
     key_list, spans = key_lists(keys, request.spans)
     labels = options.labels or "mondrian"
     # Published as sets, a categorical QI loses by its number of values: measure it so.

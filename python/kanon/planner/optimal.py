@@ -37,6 +37,7 @@ from kanon.planner.coding import (
 )
 from kanon.planner.fulldomain import HISTORIC_REPORT, MARK, KernelPlan, transformation_release
 from kanon.planner.measures import exact_positions, ncp_sql, value_points
+from kanon.planner.memory import OK, memory_guard
 from kanon.planner.method import Method, Request
 from kanon.planner.sql import Cte, internal, with_query
 
@@ -227,14 +228,16 @@ def optimal_ctes(
     if metric == "loss":
         loss_ctes, node_loss = _node_loss(table, qis, coded)
         ctes += loss_ctes
+    guard = memory_guard("optimal", (), qis, rows, coded)
     kernel = Cte(
         internal("kernel"),
         "SELECT kanon_optimal("
         f"{histogram}, [{hierarchy_lists(coded, qis)}], [{weights}]::DOUBLE[], {node_loss}, "
-        f"{options.k}::UBIGINT, {literal(json.dumps(kernel_options))}, {extra.args}) AS r",
+        f"{options.k}::UBIGINT, {literal(json.dumps(kernel_options))}, {extra.args}) AS r "
+        f"FROM {guard.ref} WHERE {OK}",
         ("r",),
     )
-    return KernelPlan(coded, [*ctes, kernel], kernel)
+    return KernelPlan(coded, [*ctes, guard, kernel], kernel)
 
 
 def optimal_sql(request: Request) -> tuple[str, str]:

@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass
 
 from kanon.planner.coding import Coded, code_column
+from kanon.planner.memory import OK
 from kanon.planner.sql import Cte, internal
 
 __all__ = ["LIST_PARTS", "SAMPLE_TUPLES", "Packs", "pack_ctes", "rounds_for"]
@@ -44,22 +45,32 @@ class Packs:
     packs: Cte  # one row per pack b: tuples (codes per QI), counts, ts (numbers t)
 
 
-def pack_ctes(coded: Coded, keys: list[Cte], k: int, rounds: int, pack_rows: int) -> Packs:
+def pack_ctes(
+    coded: Coded,
+    keys: list[Cte],
+    k: int,
+    rounds: int,
+    pack_rows: int,
+    guard: Cte | None = None,
+) -> Packs:
     """CTEs cutting the tuples into packs of at most about ``pack_rows`` rows.
 
     The packs hold ``b`` (the pack), ``tuples`` (per QI the code of each of its tuples),
-    ``counts`` and ``ts`` (their numbers ``t``), all in one order, not fixed.
+    ``counts`` and ``ts`` (their numbers ``t``), all in one order, not fixed. ``guard``
+    (:func:`kanon.planner.memory.memory_guard`) is read before any tuple is packed: its
+    error stops the query there.
     """
     m = len(keys)
     joins = " ".join(
         f"JOIN {key.ref} k{j} ON k{j}.a0 = t.{code_column(j)}" for j, key in enumerate(keys)
     )
     keyed = ", ".join(f"k{j}.x AS x{j}" for j in range(m))
+    checked = f" WHERE (SELECT {OK} FROM {guard.ref})" if guard is not None else ""
     blocks = Cte(
         internal("blocks"),
-        f"SELECT t.*, 0::UBIGINT AS b, {keyed} FROM {coded.tuples.ref} t {joins}",
+        f"SELECT t.*, 0::UBIGINT AS b, {keyed} FROM {coded.tuples.ref} t {joins}{checked}",
     )
-    ctes = [blocks]
+    ctes = [blocks] if guard is None else [guard, blocks]
     if rounds:
         cuts, sampled = _sampled_cuts(blocks, keys, k, rounds, pack_rows)
         ctes += cuts

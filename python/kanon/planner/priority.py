@@ -33,6 +33,7 @@ from kanon.planner.local import (
     local_release,
     tuple_groups_ctes,
 )
+from kanon.planner.memory import memory_guard
 from kanon.planner.method import Method, Request
 from kanon.planner.packs import pack_ctes, rounds_for
 from kanon.planner.sql import Cte, internal
@@ -67,7 +68,9 @@ def _greedy_sql(request: Request, udf: str, per_qi: str, pack_rows: int) -> tupl
     m = len(qis)
     coded = coded_ctes(table, qis, request.hierarchies)
     keys = key_ctes(table, qis, coded)
-    packs = pack_ctes(coded, keys, options.k, rounds_for(request.rows, pack_rows), pack_rows)
+    guard = memory_guard(options.method, ("mondrian", "optimal"), qis, request.rows, coded)
+    rounds = rounds_for(request.rows, pack_rows)
+    packs = pack_ctes(coded, keys, options.k, rounds, pack_rows, guard)
     kernel = Cte(
         internal("kernel"),
         f"SELECT b, ts, {udf}(tuples, counts, ts, [{hierarchy_lists(coded, qis)}], {per_qi}, "

@@ -22,6 +22,12 @@ pub(super) const SEARCH_PASSES: usize = 12;
 pub(super) const REGROUP_GROUPS: usize = 4;
 /// Near tuples per row of a group whose groups are its neighbours in the regroup pass.
 pub(super) const REGROUP_WIDTH: usize = 4;
+/// Rows of a regroup pool, per k: a pool takes neighbouring groups (best first) only
+/// while it holds at most this many times k rows, and a larger group is not pooled (a
+/// pool costs time quadratic in its rows). DECOMPOSE's groups hold fewer than 3k rows;
+/// how many pools of the benchmarks were larger, and what the bound changed there:
+/// benches/README.md.
+pub(super) const REGROUP_ROWS_PER_K: usize = 16;
 /// Pools solved in parallel before any is applied by the regroup pass.
 pub(super) const REGROUP_BATCH: usize = 64;
 /// Hard cap on the rounds of the improvement loop.

@@ -3,7 +3,9 @@
 
 use rayon::prelude::*;
 
-use super::effort::{NARROW, NEAR, REGROUP_BATCH, REGROUP_GROUPS, REGROUP_WIDTH, SEARCH_PASSES};
+use super::effort::{
+    NARROW, NEAR, REGROUP_BATCH, REGROUP_GROUPS, REGROUP_ROWS_PER_K, REGROUP_WIDTH, SEARCH_PASSES,
+};
 use super::regroup::Pool;
 use super::scratch::{Change, Scratch};
 use super::space::{Space, NOT_SET};
@@ -468,8 +470,9 @@ impl State {
     }
 
     /// The pool of group `g`: `g` and its [`REGROUP_GROUPS`] − 1 neighbouring groups of the
-    /// cheapest union meet (ties by id), or `None` if `g` has no rows, costs nothing or
-    /// has no neighbour.
+    /// cheapest union meet (ties by id) among those that keep the pool within
+    /// [`REGROUP_ROWS_PER_K`] · k rows, or `None` if `g` has no rows, costs nothing, holds
+    /// more rows than that or has no neighbour that fits.
     fn pool_of(&self, space: &Space<'_>, g: u32, scratch: &mut Scratch) -> Option<PoolJob> {
         if self.members[g as usize].is_empty() || self.unit[g as usize] == 0 {
             return None;
@@ -497,6 +500,23 @@ impl State {
             })
             .collect();
         scored.sort_unstable();
+        // A pool is solved in time quadratic in its rows (k-member clustering, the pool's
+        // local search): bounded in rows, the pass costs O(rows · k) however large the
+        // groups grow where no cut makes them cheaper (a suppressed attribute of many
+        // values).
+        let cap = space.k.saturating_mul(REGROUP_ROWS_PER_K);
+        let mut rows = self.members[g as usize].len();
+        if rows > cap {
+            return None;
+        }
+        scored.retain(|&(_, h)| {
+            let size = self.members[h as usize].len();
+            let fits = rows + size <= cap;
+            if fits {
+                rows += size;
+            }
+            fits
+        });
         scored.truncate(REGROUP_GROUPS - 1);
         if scored.is_empty() {
             return None;
@@ -547,6 +567,9 @@ impl State {
             let solved: Vec<Option<Vec<Vec<usize>>>> = jobs
                 .par_iter()
                 .map(|(_, job)| {
+                    if cancel::requested() {
+                        return None;
+                    }
                     let job = job.as_ref()?;
                     let ranks: Vec<u32> = job
                         .rows
@@ -752,6 +775,49 @@ mod tests {
         assert_eq!(state.compact(&mut out, 2).unwrap(), 2);
         assert_eq!(out[0], out[2]);
         assert_eq!(out[1], out[3]);
+    }
+
+    #[test]
+    fn regroup_pools_hold_at_most_rows_per_k_times_k_rows() {
+        // One suppressed attribute of 200 values, every row its own value: a group of
+        // several values costs the same per row however it is cut, so no split pass
+        // makes the large groups smaller. k = 2: pools of at most 32 rows.
+        let (k, n) = (2usize, 200usize);
+        let cap = k * REGROUP_ROWS_PER_K;
+        let model =
+            CostModel::try_new(vec![Hierarchy::flat(n as u32)], vec![1.0], LevelCost::Ncp).unwrap();
+        let tuples: Vec<u32> = (0..n as u32).collect();
+        let tuple_of_row: Vec<u32> = (0..n as u32).collect();
+        // Group 0: rows 0..40 (over the cap); group 1: rows 40..70 (under it); then pairs.
+        let group_of_row: Vec<u32> = (0..n as u32)
+            .map(|r| match r {
+                0..40 => 0,
+                40..70 => 1,
+                _ => 2 + (r - 70) / 2,
+            })
+            .collect();
+        let groups = 2 + (n - 70) / 2;
+        let space = Space::new(&model, &tuples, 1, n, &tuple_of_row, k);
+        let near = space.near_tuples(n, NEAR, WINDOW);
+        let state = State::new(&space, &group_of_row, groups, &near);
+        let mut scratch = Scratch::new(1);
+        assert!(state.pool_of(&space, 0, &mut scratch).is_none());
+        let mut pooled = 0;
+        for g in 1..groups as u32 {
+            let Some(job) = state.pool_of(&space, g, &mut scratch) else {
+                continue;
+            };
+            pooled += 1;
+            assert!(
+                job.rows.len() <= cap,
+                "pool of group {g}: {} rows",
+                job.rows.len()
+            );
+            assert_eq!(job.old[0], g);
+            assert!(!job.old.contains(&0), "pool of group {g} holds group 0");
+            assert!(job.old.len() <= REGROUP_GROUPS);
+        }
+        assert!(pooled > 0);
     }
 
     #[test]

@@ -103,7 +103,8 @@ pub fn improve(
 ///   lowers the cost, recursively.
 /// * **regroup** (a large-neighbourhood move): a group is pooled with the 3 groups whose
 ///   union with it has the cheapest meet among the groups holding the tuple or one of the
-///   4 nearest tuples of one of its rows, and the pool's rows are grouped again from
+///   4 nearest tuples of one of its rows (of those that keep the pool within 16k rows; a
+///   group above that is not pooled), and the pool's rows are grouped again from
 ///   scratch (top-down cuts and k-member clustering from several seeds, each polished by
 ///   moves and swaps inside the pool, see `regroup.rs`); the cheapest grouping replaces
 ///   the pool's if it lowers the cost. Pools are solved in parallel in batches of 64 and
@@ -154,7 +155,9 @@ pub fn improve(
 /// levels and `c ≤ 41` candidate groups per row; a search pass O(r · c · m) plus
 /// O(s · m) per swap partner not ruled out by a lower bound; a regroup pass, per group,
 /// O(p · log p · m) for the cuts and O(p² · m) per k-member seed (at most 8) and per sweep
-/// of the pool's local search (at most 16), for pools of p ≤ 4s rows. Each pass is run a
+/// of the pool's local search (at most 16), for pools of p ≤ min(4s, 16k) rows: O(r · k ·
+/// m) per pass whatever the groups' sizes (groups that no cut makes cheaper, such as those
+/// of a suppressed attribute of many values, grow far beyond 2k rows). Each pass is run a
 /// bounded number of times. Space O(r + n · (m + 40) + Σ_j n_j²) with n_j² for each attribute of at most
 /// 512 leaves.
 #[allow(clippy::too_many_arguments)]

@@ -13,6 +13,7 @@
 
 use super::bound::Bound;
 use super::cut::best_cut;
+use crate::cancel;
 
 /// Rank range of a group in one attribute; `lo > hi` for an empty group.
 type Range = (u32, u32);
@@ -277,7 +278,7 @@ impl Pool {
         };
         polish(self.cut_all(), &mut lowest);
         for (tried, seed) in self.seeds(SEEDS).into_iter().enumerate() {
-            if tried >= 2 && lowest * 100 > before * CLOSE {
+            if (tried >= 2 && lowest * 100 > before * CLOSE) || cancel::requested() {
                 break;
             }
             // A clustering over PROMISING % is not polished: stop building it there.
@@ -286,6 +287,10 @@ impl Pool {
                     polish(candidate, &mut lowest);
                 }
             }
+        }
+        // Cancelled: a candidate cut short is no result (the pass stops too).
+        if cancel::requested() {
+            return None;
         }
         best.map(|(mut groups, cost)| {
             groups.retain(|g| !g.is_empty());
@@ -449,6 +454,9 @@ impl Pool {
         let mut distinct: Vec<usize> = Vec::new();
         let mut grown_cost = 0u128;
         while left >= k {
+            if cancel::requested() {
+                return None;
+            }
             free[seed] = false;
             left -= 1;
             let mut rows = vec![seed];
@@ -611,6 +619,10 @@ impl Pool {
         for _ in 0..SWEEPS {
             let mut changed = false;
             for i in 0..self.len() {
+                // A row's best change reads every row of the pool at worst.
+                if i % 64 == 0 && cancel::requested() {
+                    return;
+                }
                 let g = group_of[i];
                 let x = self.row(i);
                 let size_g = groups[g].len() as i128;
