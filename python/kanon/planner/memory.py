@@ -40,6 +40,9 @@ OK = ident(internal("ok"))
 #: The unit of the bounds and messages: DuckDB's ``MB`` (``SET memory_limit = '200MB'``).
 MB = 1_000_000
 
+#: The largest lattice ``optimal`` searches (``kanon-core``'s ``lattice::MAX_NODES``).
+MAX_NODES = 1 << 26
+
 #: How many times its bound a floor measured at one thread is at most (1.37).
 COVER = 1.4
 
@@ -132,6 +135,8 @@ def memory_guard(
     """
     n, v, lim, spread = "__kanon_n", "__kanon_v", "__kanon_limit", "__kanon_spread"
     m, nodes = len(qis), math.prod(q.height + 1 for q in qis)
+    if nodes > MAX_NODES:  # the search refuses such a lattice with its own error
+        nodes = 0
 
     def need(name: str, threads: str = spread) -> str:
         return f"{COVER} * {threads} * {FLOORS[name].bytes_sql(m, rows, nodes, n, v)}"
