@@ -48,6 +48,8 @@ def test_iterated_is_k_anonymous_truthful_and_complete(
     ranks: list[int] | None,
     pack: int | None,
 ) -> None:
+    # hypothesis runs every example in one test call: undo the last example's patches.
+    monkeypatch.undo()
     if pack is not None:  # cut into packs in SQL first
         monkeypatch.setattr(kanon.planner.priority, "ITERATED_PACK_ROWS", pack)
     _load(con, "t", data)

@@ -100,6 +100,8 @@ def test_mondrian_is_k_anonymous_truthful_and_complete(
     pack: int | None,
     sampled: bool,
 ) -> None:
+    # hypothesis runs every example in one test call: undo the last example's patches.
+    monkeypatch.undo()
     if pack is not None:  # cut into packs in SQL first
         monkeypatch.setattr(kanon.planner.mondrian, "MONDRIAN_PACK_ROWS", pack)
     if sampled:  # the cuts chosen on a sample of about 2^rounds tuples
@@ -145,6 +147,8 @@ def test_blocked_forest_is_k_anonymous_truthful_and_complete(
     sampled: bool,
     effort: str | None,
 ) -> None:
+    # hypothesis runs every example in one test call: undo the last example's patches.
+    monkeypatch.undo()
     if pack is not None:  # cut into packs in SQL first
         monkeypatch.setattr(kanon.planner.forest, "PACK_ROWS", pack)
     if sampled:

@@ -71,6 +71,8 @@ def test_priority_is_k_anonymous_truthful_and_complete(
     ranks: list[int],
     pack: int | None,
 ) -> None:
+    # hypothesis runs every example in one test call: undo the last example's patches.
+    monkeypatch.undo()
     if pack is not None:  # cut into packs in SQL first
         monkeypatch.setattr(kanon.planner.priority, "PRIORITY_PACK_ROWS", pack)
     _load(con, "t", data)
