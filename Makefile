@@ -4,8 +4,12 @@ PYTHON ?= python3
 
 .PHONY: dev lint postgres java chromium test test-rust test-python bench
 
+# pycanon (the tests' independent oracle) pins numpy, pandas, scipy and more exactly,
+# which would downgrade a user's: it is installed without them (its checks import only
+# numpy and pandas, which the test extra brings).
 dev:
 	$(PYTHON) -m pip install -q -e '.[test]'
+	$(PYTHON) -m pip install -q --no-deps 'pycanon>=1.3.5,<1.4'
 
 lint: dev
 	cargo fmt --all --check
