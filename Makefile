@@ -2,7 +2,7 @@
 # the whole suite: lint, Rust tests, Python tests.
 PYTHON ?= python3
 
-.PHONY: dev lint postgres java chromium test test-rust test-python bench
+.PHONY: dev lint postgres java chromium test test-fast test-rust test-python bench
 
 # pycanon (the tests' independent oracle) pins numpy, pandas, scipy and more exactly,
 # which would downgrade a user's: it is installed without them (its checks import only
@@ -59,6 +59,11 @@ test-python: postgres java chromium
 	$(PYTHON) -m pytest || [ $$? -eq 5 ]
 
 test: dev lint test-rust test-python
+
+# The quick lane: every Python test not marked slow (a test of 7 s or more; the full
+# suite, `make test`, runs them all), no lint, no Rust tests.
+test-fast: postgres java chromium
+	$(PYTHON) -m pytest -m 'not slow' || [ $$? -eq 5 ]
 
 bench:
 	$(PYTHON) benches/bench_check.py

@@ -130,6 +130,7 @@ def _configure(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, str | No
     return {c: hierarchies[c] for c in QI}
 
 
+@pytest.mark.slow
 @settings(
     max_examples=40,
     deadline=None,

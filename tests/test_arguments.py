@@ -134,6 +134,7 @@ def test_too_many_quasi_identifiers_get_a_clear_limit(con: duckdb.DuckDBPyConnec
         kanon.configure(con, "w", qi=[f"c{j}" for j in range(m)])
 
 
+@pytest.mark.slow
 def test_the_limit_of_quasi_identifiers_works(con: duckdb.DuckDBPyConnection) -> None:
     """MAX_QIS columns are released k-anonymous by the local methods and the historic ones.
 

@@ -76,6 +76,7 @@ def test_check_matches_oracle_and_group_by(data: dict[str, list[object]]) -> Non
         assert _sql_check(con, "t", qi="['q0', 'q1', 'q2']")["k"] == k_sql
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(data=tables(max_rows=25))
 def test_python_inputs_agree(data: dict[str, list[object]]) -> None:
@@ -306,6 +307,7 @@ def _hierarchy_tables(
     return paths, rows
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(case=_hierarchy_tables())
 def test_hierarchical_t_matches_tree_transport(

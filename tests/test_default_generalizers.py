@@ -201,6 +201,7 @@ COLUMNS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("typ", list(COLUMNS))
 @settings(
     max_examples=6,

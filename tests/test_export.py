@@ -142,6 +142,7 @@ def _in_spark(
             session.sql(f"DROP TABLE IF EXISTS `{table}`")
 
 
+@pytest.mark.slow
 @settings(max_examples=12, **SETTINGS)
 @given(
     rows=_rows(),

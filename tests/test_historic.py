@@ -179,6 +179,7 @@ def _released(con: duckdb.DuckDBPyConnection, rel: str) -> dict[int, Path]:
 # --- Properties on random tables -------------------------------------------------------
 
 
+@pytest.mark.slow
 @settings(max_examples=40, **SETTINGS)
 @given(
     data=st.one_of(tables(max_rows=30), _wide_tables()),

@@ -532,6 +532,7 @@ except InvalidInputError as err:
 """
 
 
+@pytest.mark.slow
 def test_a_dense_table_at_p_10_is_an_error_naming_p_not_an_abort() -> None:
     # This aborted the whole process ("memory allocation of 671088640 bytes failed",
     # rc -6): run in a child so that pytest survives a regression.

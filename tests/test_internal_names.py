@@ -223,6 +223,7 @@ def _same_or_refused(run: Callable[[], Any], expected: Any, word: str) -> None:
 PLACES = ("qi", "pass", "sensitive", "table", "hierarchy")
 
 
+@pytest.mark.slow
 @settings(max_examples=150, **SETTINGS)
 @given(
     word=st.sampled_from(VOCABULARY),
@@ -298,6 +299,7 @@ def _as_columns(db: duckdb.DuckDBPyConnection) -> dict[str, str]:
     return plain
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", range(len(CASES)))
 def test_every_unprefixed_word_as_a_quasi_identifier(
     db: duckdb.DuckDBPyConnection, case: int
@@ -319,6 +321,7 @@ def test_every_unprefixed_word_as_a_column_passed_through(
     assert _release(db, "wide", case, plain) == _release(db, "wide_plain", case, {})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", PACKED_CASES)
 def test_packed_plans_under_every_unprefixed_word(db: duckdb.DuckDBPyConnection, case: int) -> None:
     """Cut into packs on a sample, the release is the same under those words as QIs and as
@@ -351,6 +354,7 @@ def _measures(con: duckdb.DuckDBPyConnection, table: str, rename: dict[str, str]
     return check, classes, search
 
 
+@pytest.mark.slow
 @settings(max_examples=60, **SETTINGS)
 @given(word=st.sampled_from(VOCABULARY), place=st.sampled_from(("qi", "sensitive", "table")))
 def test_check_classes_and_search_under_internal_names(
@@ -417,6 +421,7 @@ def _view(con: duckdb.DuckDBPyConnection, name: str, back: dict[str, str]) -> li
     return _rows(con.sql(f"SELECT * FROM {ident(name)}"), back)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, **SETTINGS)
 @given(
     word=st.sampled_from(VOCABULARY),

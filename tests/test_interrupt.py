@@ -105,6 +105,7 @@ def test_interrupt_stops_the_blocked_forest_between_its_blocks() -> None:
     assert (n, smallest >= 5) == (rows, True)
 
 
+@pytest.mark.slow
 def test_interrupt_stops_the_forest_inside_its_regroup_pools() -> None:
     # k = 1000 on 40,000 rows of a suppressed text QI: groups of 2,000 rows, whose regroup
     # pools of 8,000 rows take seconds each. The regroup pass read the cancel flag only

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 
+@pytest.mark.slow
 @settings(
     max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

@@ -59,6 +59,7 @@ def _call(method: str) -> str:
     return f"SELECT count(*) FROM kanon('t', k := 5, qi := {QI}, method := '{method}', {ROLES})"
 
 
+@pytest.mark.slow
 def test_a_memory_limit_below_the_floor_stops_every_method_before_its_kernel(
     con: duckdb.DuckDBPyConnection,
 ) -> None:

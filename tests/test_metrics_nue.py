@@ -365,6 +365,7 @@ def _recodings(draw: st.DrawFn) -> tuple[list[tuple[Any, ...]], list[tuple[Any, 
     return rows, released or [_labels(rows[0], (0, 0, 0))]
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(case=_recodings())
 def test_random_local_recodings(case: tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]) -> None:

@@ -42,6 +42,7 @@ def _sql_metrics(con: duckdb.DuckDBPyConnection, original: str, released: str) -
     return dict(zip(names, row, strict=True))
 
 
+@pytest.mark.slow
 @settings(max_examples=10, **SETTINGS)
 @given(
     data=tables(max_rows=30),

@@ -81,6 +81,7 @@ def _check(
         assert _untruthful_values(con, "t", "rel", column, column != "q1") == [], column
 
 
+@pytest.mark.slow
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -122,6 +123,7 @@ def test_mondrian_is_k_anonymous_truthful_and_complete(
     )
 
 
+@pytest.mark.slow
 @settings(
     max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

@@ -188,6 +188,7 @@ def _wide_tables(draw: st.DrawFn) -> dict[str, list[Any]]:
     }
 
 
+@pytest.mark.slow
 @settings(max_examples=25, **SETTINGS)
 @given(
     data=_wide_tables(),

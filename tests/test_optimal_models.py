@@ -189,6 +189,7 @@ MODELS = st.sampled_from(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=40, **SETTINGS)
 @given(
     data=_wide_tables(),

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -29,7 +30,6 @@ from tests.test_mondrian import QI, _check
 
 if TYPE_CHECKING:
     import duckdb
-    import pytest
 
 
 def _priorities(values: list[int]) -> str:
@@ -54,6 +54,7 @@ def _kept_exactly(
     ).fetchall()
 
 
+@pytest.mark.slow
 @settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

@@ -218,6 +218,7 @@ def png_colors(png: bytes) -> int:
     return len(colors)
 
 
+@pytest.mark.slow
 def test_report_renders_in_headless_chromium(
     survey: duckdb.DuckDBPyConnection, tmp_path: Path
 ) -> None:

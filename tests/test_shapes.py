@@ -97,6 +97,7 @@ METHODS = {
 }
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     shape=st.sampled_from(["uniform", "zipf", "wide16", "dup", "doubles"]),
@@ -164,6 +165,7 @@ TEXT_SHAPES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", sorted(TEXT_SHAPES))
 def test_the_forest_on_suppressed_text_qis_of_many_values_finishes(shape: str) -> None:
     # The default method, effort and block size; a generous limit (it takes about a

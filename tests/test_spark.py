@@ -47,6 +47,7 @@ def _min_class_spark(rel: DataFrame, qi: list[str]) -> int:
     return int(smallest)
 
 
+@pytest.mark.slow
 @settings(
     max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -103,6 +104,7 @@ def test_release_is_k_anonymous_truthful_and_complete(
     con.close()
 
 
+@pytest.mark.slow
 @settings(
     max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -169,6 +171,7 @@ def test_parts_run_with_the_whole_tables_effort() -> None:
     assert _part_options("forest_paper", big, {}) == {}  # no improvement passes
 
 
+@pytest.mark.slow
 def test_parts_are_cut_and_merged(spark: SparkSession) -> None:
     """2,000 rows in parts of about 100: several parts, the release still k-anonymous."""
     from pyspark.sql import functions as f
@@ -400,6 +403,7 @@ print("connect ok")
 """
 
 
+@pytest.mark.slow
 def test_runs_under_spark_connect() -> None:
     """Every path (parts, optimal, check) under a local Spark Connect server."""
     package = str(Path(kanon.__file__).resolve().parent.parent)
