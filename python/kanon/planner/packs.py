@@ -46,12 +46,7 @@ class Packs:
 
 
 def pack_ctes(
-    coded: Coded,
-    keys: list[Cte],
-    k: int,
-    rounds: int,
-    pack_rows: int,
-    guard: Cte | None = None,
+    coded: Coded, keys: list[Cte], k: int, rounds: int, pack_rows: int, guard: Cte
 ) -> Packs:
     """CTEs cutting the tuples into packs of at most about ``pack_rows`` rows.
 
@@ -65,12 +60,12 @@ def pack_ctes(
         f"JOIN {key.ref} k{j} ON k{j}.a0 = t.{code_column(j)}" for j, key in enumerate(keys)
     )
     keyed = ", ".join(f"k{j}.x AS x{j}" for j in range(m))
-    checked = f" WHERE (SELECT {OK} FROM {guard.ref})" if guard is not None else ""
     blocks = Cte(
         internal("blocks"),
-        f"SELECT t.*, 0::UBIGINT AS b, {keyed} FROM {coded.tuples.ref} t {joins}{checked}",
+        f"SELECT t.*, 0::UBIGINT AS b, {keyed} FROM {coded.tuples.ref} t {joins} "
+        f"WHERE (SELECT {OK} FROM {guard.ref})",
     )
-    ctes = [blocks] if guard is None else [guard, blocks]
+    ctes = [guard, blocks]
     if rounds:
         cuts, sampled = _sampled_cuts(blocks, keys, k, rounds, pack_rows)
         ctes += cuts
