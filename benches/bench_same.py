@@ -16,6 +16,12 @@ of the release itself (GCP by ``kanon_metrics`` where it reads the labels, else 
 number of distinct released rows), then whether the releases are identical and the
 time ratio.
 
+The cases cover every method and privacy model, ``kanon_check``, ``kanon_search``,
+``kanon_metrics``, (h,k,p)-coherence, and stored releases: the rows of a view after
+``kanon.materialize`` and ``kanon.refresh``, and the text and rows of ``kanon.to_sql`` of
+a global and a local view. The hash leaves out a search's ``seconds`` and rounds floats
+to nine digits (DuckDB's parallel sums vary in their last bits).
+
 Data: UCI Adult with ARX's hierarchies (30,162 rows, 9 QIs), the generated census table
 (``kanon.datagen.census``, default generalizers) and BMS-WebView-1 transactions.
 """
@@ -40,6 +46,12 @@ from measure import ADULT_QI, data_dir, ident, print_table
 
 ADULT = "SELECT * FROM kanon('adult', k := {k}, method := '{m}')"
 CENSUS_QI = "['age', 'sex', 'race', 'marital_status', 'education', 'zip', 'birth_date']"
+CENSUS_QIS = ["age", "sex", "race", "marital_status", "education", "zip", "birth_date"]
+CENSUS_ROLES: dict[str, Any] = {
+    "identifiers": ["person_id", "name"],
+    "sensitive": ["occupation", "income"],
+    "insensitive": ["native_country", "hours_per_week"],
+}
 CENSUS = "SELECT * FROM kanon('census', k := {k}, qi := " + CENSUS_QI + "{extra})"
 HKP = (
     "SELECT * FROM kanon_hkp('bms1', h := 0.4, k := 5, p := 2, public_fraction := 0.4, "
@@ -70,8 +82,71 @@ CASES: dict[str, tuple[str, str]] = {
         "census",
         "SELECT * FROM kanon_check('census', qi := " + CENSUS_QI + ", sensitive := 'occupation')",
     ),
+    "census_priority_k5": (
+        "census",
+        CENSUS.format(k=5, extra=", method := 'priority', priorities := {'age': 3, 'zip': 2}"),
+    ),
+    "census_iterated_k5": ("census", CENSUS.format(k=5, extra=", method := 'iterated'")),
+    "census_forest_paper_k5": ("census", CENSUS.format(k=5, extra=", method := 'forest_paper'")),
+    "census_datafly_k5": ("census", CENSUS.format(k=5, extra=", method := 'datafly'")),
+    "census_mu_argus_k5": ("census", CENSUS.format(k=5, extra=", method := 'mu_argus'")),
+    "census_optimal_entropy_k5": (
+        "census",
+        CENSUS.format(
+            k=5,
+            extra=", method := 'optimal', sensitive := 'occupation', l := 1.5, "
+            "l_diversity := 'entropy'",
+        ),
+    ),
+    "census_optimal_recursive_k5": (
+        "census",
+        CENSUS.format(
+            k=5,
+            extra=", method := 'optimal', sensitive := 'occupation', l := 2, "
+            "l_diversity := 'recursive', c := 3",
+        ),
+    ),
+    "census_optimal_delta_k5": (
+        "census",
+        CENSUS.format(
+            k=5,
+            extra=", method := 'optimal', population := 'census_population', delta_max := 0.6",
+        ),
+    ),
+    "census_mondrian_l2_k5": (
+        "census",
+        CENSUS.format(k=5, extra=", method := 'mondrian', sensitive := 'occupation', l := 2"),
+    ),
+    "census_mondrian_t_k5": (
+        "census",
+        CENSUS.format(k=5, extra=", method := 'mondrian', sensitive := 'income', t := 0.4"),
+    ),
+    "census_optimal_dm_k5": (
+        "census",
+        CENSUS.format(k=5, extra=", method := 'optimal', metric := 'dm', max_suppression := 0.02"),
+    ),
+    "adult_check": (
+        "adult",
+        "SELECT * FROM kanon_check('adult', qi := ['sex', 'age', 'race', 'education'], "
+        "sensitive := 'occupation')",
+    ),
+    "census_search_k5": (
+        "census",
+        "SELECT * FROM kanon_search('census', k := 5, qi := " + CENSUS_QI + ")",
+    ),
+    "census_search_datafly_k5": (
+        "census",
+        "SELECT * FROM kanon_search('census', k := 5, qi := " + CENSUS_QI + ", "
+        "method := 'datafly')",
+    ),
+    "census_metrics_k5": ("census", "metrics"),
     "bms1_hkp_mmil": ("bms1", HKP.format(m="mmil")),
     "bms1_hkp_rmall": ("bms1", HKP.format(m="rmall")),
+    # Stored releases (Python verbs, see ACTIONS): the view's rows after materialize and
+    # refresh, and the text of to_sql of a global and a local view.
+    "census_materialize_refresh": ("census", "materialize_refresh"),
+    "census_to_sql_optimal": ("census", "to_sql_optimal"),
+    "census_to_sql_forest": ("census", "to_sql_forest"),
 }
 
 
@@ -90,12 +165,11 @@ def _load(con: duckdb.DuckDBPyConnection, data: str, rows: int) -> None:
         kanon.configure(con, "adult", qi={c: f"h_{c}" for c in ADULT_QI})
     elif data == "census":
         kanon.datagen.census(con, "census", rows=rows, seed=42)
-        kanon.configure(
-            con,
-            "census",
-            identifiers=["person_id", "name"],
-            sensitive=["occupation", "income"],
-            insensitive=["native_country"],
+        kanon.configure(con, "census", **CENSUS_ROLES)
+        kanon.datagen.census(con, "census_more", rows=rows, seed=43)
+        con.execute(
+            "CREATE TABLE census_population AS SELECT * FROM census UNION ALL "
+            "SELECT * FROM census_more"
         )
     else:
         path = data_dir() / "transactions" / "BMS-WebView-1.dat"
@@ -124,29 +198,101 @@ def _utility(con: duckdb.DuckDBPyConnection, data: str) -> str:
     return f"{row[0] if row else '?'} distinct rows"
 
 
+def _metrics(con: duckdb.DuckDBPyConnection) -> Any:
+    con.execute("CREATE OR REPLACE TABLE m_release AS " + CENSUS.format(k=5, extra=""))
+    return con.sql(f"SELECT * FROM kanon_metrics('census', 'm_release', qi := {CENSUS_QI})")
+
+
+def _materialize_refresh(con: duckdb.DuckDBPyConnection) -> Any:
+    """Materialize 95 % of the census, add the other 5 % and refresh: the view's rows."""
+    import kanon
+
+    tables = con.execute("SELECT table_name FROM duckdb_tables()").fetchall()
+    source = f"src{sum(t.startswith('src') for (t,) in tables)}"
+    view = "stored_" + source
+    con.execute(f"CREATE TABLE {source} AS SELECT * FROM census WHERE person_id % 20 <> 0")
+    kanon.configure(con, source, **CENSUS_ROLES)
+    kanon.materialize(con, source, 5, view, qi=CENSUS_QIS)
+    con.execute(f"INSERT INTO {source} SELECT * FROM census WHERE person_id % 20 = 0")
+    kanon.refresh(con, view)
+    return con.sql(f"SELECT * FROM {view}").to_arrow_table()
+
+
+def _to_sql(method: str) -> Any:
+    def action(con: duckdb.DuckDBPyConnection) -> Any:
+        import kanon
+
+        name = f"view_{method}"
+        views = con.execute("SELECT view_name FROM duckdb_views()").fetchall()
+        if (name,) not in views:
+            kanon.materialize(con, "census", 5, name, qi=CENSUS_QIS, method=method)
+        text = kanon.to_sql(con, name, dialect="postgres")
+        return text, con.sql(f"SELECT * FROM {name}").to_arrow_table()
+
+    return action
+
+
+#: Cases whose "SQL" names a Python action: it returns the release (or its text and rows).
+ACTIONS = {
+    "metrics": _metrics,
+    "materialize_refresh": _materialize_refresh,
+    "to_sql_optimal": _to_sql("optimal"),
+    "to_sql_forest": _to_sql("forest"),
+}
+
+
+def _rounded(value: Any) -> Any:
+    if isinstance(value, float):
+        return float(f"{round(value, 9):.9g}")
+    if isinstance(value, (list, tuple)):
+        return [_rounded(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    return value
+
+
+def _digest(result: Any) -> tuple[str, int]:
+    text = ""
+    if isinstance(result, tuple):
+        text, result = result
+    release = result if hasattr(result, "to_pylist") else result.to_arrow_table()
+    # A search's own running time is not part of its result, nor the last bits of a float
+    # sum that DuckDB's parallel aggregates add in varying order.
+    rows = [{c: _rounded(v) for c, v in r.items() if c != "seconds"} for r in release.to_pylist()]
+    lines = sorted(json.dumps(r, default=str, ensure_ascii=False, sort_keys=True) for r in rows)
+    digest = hashlib.sha256((text + "\n".join(lines)).encode()).hexdigest()[:16]
+    return digest, release.num_rows
+
+
 def worker(case: str, rows: int, runs: int, db: str) -> dict[str, Any]:
     import kanon
 
     data, sql = CASES[case]
     con = kanon.install(duckdb.connect(db))
     _load(con, data, rows)
-    con.sql(sql).to_arrow_table()  # warm-up
+
+    def once() -> Any:
+        if sql in ACTIONS:
+            return ACTIONS[sql](con)
+        return con.sql(sql).to_arrow_table()
+
+    once()  # warm-up
     times = []
-    release = None
+    result = None
     for _ in range(runs):
         started = time.perf_counter()
-        release = con.sql(sql).to_arrow_table()
+        result = once()
         times.append(time.perf_counter() - started)
-    assert release is not None
-    lines = sorted(
-        json.dumps(r, default=str, ensure_ascii=False, sort_keys=True) for r in release.to_pylist()
-    )
-    digest = hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
+    assert result is not None
+    digest, count = _digest(result)
+    release = result[1] if isinstance(result, tuple) else result
+    if not hasattr(release, "to_pylist"):
+        release = release.to_arrow_table()
     con.execute("CREATE TABLE released AS SELECT * FROM release")
     return {
         "seconds": statistics.median(times),
         "hash": digest,
-        "rows": release.num_rows,
+        "rows": count,
         "utility": _utility(con, data),
     }
 
