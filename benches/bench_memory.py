@@ -7,7 +7,7 @@ Usage::
 
 Per shape (``bench_shapes.py``'s, built once into a DuckDB file), method (any of
 ``kanon``'s, with their defaults) and thread
-count: kanon's estimate of the plan's floor (``kanon.planner.memory``, read from its
+count: kanon's estimate of the plan's floor (``kanon.plan.release.memory``, read from its
 error under a limit of 1 byte per estimated MB's millionth), the floor itself (the
 smallest ``memory_limit`` at which ``SELECT count(*) FROM kanon(...)`` finishes, with
 the check switched off, bisected to ``--precision``), the estimate over the floor, the
@@ -29,7 +29,7 @@ from pathlib import Path
 import duckdb
 
 import kanon
-import kanon.planner.memory as memory
+import kanon.plan.release.memory as memory
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_shapes import SHAPES, TABLE, build

@@ -54,8 +54,8 @@ from measure import (
 )
 
 import kanon
+from kanon.cli.demo import build_census_hierarchies
 from kanon.datagen import CENSUS_ROLES, census
-from kanon.demo import build_census_hierarchies
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -8,7 +8,7 @@ Usage::
 
 Data: ``kanon.datagen.census`` (seeded, skewed, correlated; 13 columns) at each size,
 generated once per size into a DuckDB file in a temporary folder, with the demo's
-hierarchies (``kanon.demo.build_census_hierarchies``) configured for its 8
+hierarchies (``kanon.cli.demo.build_census_hierarchies``) configured for its 8
 quasi-identifiers: ``age`` INTEGER (5-year intervals), ``sex``, ``race``,
 ``marital_status``, ``education``, ``native_country`` (categories), ``zip`` (5-digit
 text, masked digit by digit), ``birth_date`` DATE (day, month, year, decade);
@@ -80,9 +80,9 @@ from measure import (
 )
 
 import kanon
+from kanon.cli.demo import build_census_hierarchies
 from kanon.datagen import CENSUS_ROLES, census
-from kanon.demo import build_census_hierarchies
-from kanon.planner.forest import FULL_EFFORT_ROWS
+from kanon.plan.release.forest import FULL_EFFORT_ROWS
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

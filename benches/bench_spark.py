@@ -8,7 +8,7 @@ Usage::
 
 Data: ``kanon.datagen.census`` (seeded; 13 columns) at each size, generated once into a
 DuckDB file and written to Parquet in a temporary folder, with the demo's hierarchies
-(``kanon.demo.build_census_hierarchies``) for its 8 QIs; ``person_id`` and ``name`` are
+(``kanon.cli.demo.build_census_hierarchies``) for its 8 QIs; ``person_id`` and ``name`` are
 identifiers, ``occupation`` and ``income`` sensitive, ``hours_per_week`` insensitive.
 
 Per size and method, in this process, one run each:
@@ -47,8 +47,8 @@ from measure import ident, print_table
 
 import kanon
 import kanon.spark
+from kanon.cli.demo import build_census_hierarchies
 from kanon.datagen import CENSUS_ROLES, census
-from kanon.demo import build_census_hierarchies
 
 QI = [c for c, r in CENSUS_ROLES.items() if r == "qi"]
 

@@ -420,7 +420,7 @@ def test_explain_returns_the_sql_of_the_macro(con: duckdb.DuckDBPyConnection) ->
     # The SQL runs on a connection where only the kernel UDFs are installed.
     other = duckdb.connect()
     other.execute("CREATE TABLE f AS SELECT i AS age, i % 2 AS b FROM range(20) r(i)")
-    kanon._install.install_kernels(other)
+    kanon.engine.install.install_kernels(other)
     assert sorted(other.sql(sql).fetchall()) == sorted(con.sql(sql).fetchall())
 
 

@@ -14,9 +14,9 @@ import pyarrow as pa
 import pytest
 
 import kanon
-from kanon._catalog import MAX_QIS
 from kanon._options import MACROS
 from kanon.exceptions import ConfigError, InvalidInputError
+from kanon.plan.catalog import MAX_QIS
 
 TABLE = (
     "SELECT i % 7 AS age, (i % 3)::VARCHAR AS zz, [i % 4, 5]::INT[] AS basket FROM range(60) r(i)"

@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kanon
-from kanon._plan import CheckOptions, plan_check
 from kanon.exceptions import ConfigError, HierarchyError, InvalidInputError
+from kanon.plan.check import CheckOptions, plan_check
 from tests.oracle import naive_check
 from tests.strategies import tables
 

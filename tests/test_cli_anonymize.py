@@ -16,8 +16,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from kanon import cli
-from kanon._progress import format_bar, run_with_progress
+from kanon.cli import commands as cli
+from kanon.engine.progress import format_bar, run_with_progress
 
 
 def _write_people(path: Path, rows: int) -> None:

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 import duckdb
 import pytest
 
-from kanon._sql import ident
 from kanon.datagen import CENSUS_ROLES, census
+from kanon.sql.quote import ident
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

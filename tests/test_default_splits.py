@@ -16,8 +16,6 @@ import pyarrow as pa
 import pytest
 
 from kanon import _core
-from kanon._catalog import resolve_table
-from kanon._types import position
 from kanon.exceptions import InvalidInputError
 from kanon.hierarchy.base import CODE_PREFIX, _dates_sql, leaves_from
 from kanon.hierarchy.numbers import (
@@ -28,9 +26,11 @@ from kanon.hierarchy.numbers import (
     default_spec,
     default_specs,
 )
-from kanon.planner.coding import coded_hierarchy
-from kanon.planner.hierarchies import hierarchy_cte, resolve_qis
-from kanon.planner.measures import exact_positions
+from kanon.plan.catalog import resolve_table
+from kanon.plan.coding import coded_hierarchy
+from kanon.plan.hierarchies import hierarchy_cte, resolve_qis
+from kanon.plan.measures import exact_positions
+from kanon.sql.types import position
 
 if TYPE_CHECKING:
     import duckdb

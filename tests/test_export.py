@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 from psycopg import sql as psql
 
 import kanon
-from kanon._sql import ident, literal
 from kanon.exceptions import ConfigError, InvalidInputError
-from kanon.planner.options import LOCAL_METHODS
+from kanon.plan.release.options import LOCAL_METHODS
+from kanon.sql.quote import ident, literal
 from tests import pg, spark_session
 from tests.strategies import TEXT
 

@@ -17,12 +17,12 @@ import sqlglot
 from sqlglot import exp
 
 import kanon
-from kanon._anonymize import AnonymizeOptions, plan_anonymize
-from kanon._hkp import HkpOptions, plan_hkp
-from kanon._metrics import plan_metrics
-from kanon._plan import CheckOptions, plan_check, plan_classes
-from kanon.planner.registry import METHODS
-from kanon.planner.search import search_sql
+from kanon.plan.check import CheckOptions, plan_check, plan_classes
+from kanon.plan.hkp import HkpOptions, plan_hkp
+from kanon.plan.metrics import plan_metrics
+from kanon.plan.release.registry import METHODS
+from kanon.plan.release.resolve import AnonymizeOptions, plan_anonymize
+from kanon.plan.release.search import search_sql
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

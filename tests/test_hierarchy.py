@@ -16,7 +16,6 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from kanon import hierarchy
-from kanon._sql import ident
 from kanon.exceptions import ConfigError, HierarchyError, InvalidInputError
 from kanon.hierarchy import (
     Hierarchy,
@@ -30,6 +29,7 @@ from kanon.hierarchy import (
     suppress,
     validate,
 )
+from kanon.sql.quote import ident
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence

@@ -13,7 +13,8 @@ import duckdb
 import pytest
 
 import kanon
-from kanon import cli, datagen, hierarchy
+from kanon import datagen, hierarchy
+from kanon.cli import commands as cli
 from kanon.exceptions import HierarchyError, InvalidInputError
 
 if TYPE_CHECKING:

@@ -23,8 +23,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kanon
-from kanon._sql import ident
 from kanon.exceptions import ConfigError, InvalidInputError
+from kanon.sql.quote import ident
 from tests.conftest import data_dir
 
 if TYPE_CHECKING:

@@ -20,11 +20,11 @@ from hypothesis import strategies as st
 from sqlglot import exp
 
 import kanon
-from kanon._hkp import HkpOptions, plan_hkp
-from kanon._metrics import plan_metrics
-from kanon._plan import CheckOptions, plan_check
-from kanon._sql import ident, literal, string_list
 from kanon.exceptions import ConfigError, KanonError
+from kanon.plan.check import CheckOptions, plan_check
+from kanon.plan.hkp import HkpOptions, plan_hkp
+from kanon.plan.metrics import plan_metrics
+from kanon.sql.quote import ident, literal, string_list
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -62,11 +62,11 @@ CASES: list[tuple[str, dict[str, Any]]] = [
 #: cutting rounds into packs (on a sample of the tuples) and the packs' parts.
 PACKED_CASES = [i for i, (method, _) in enumerate(CASES) if method in ("forest", "mondrian")]
 SMALL_PACKS = (
-    ("kanon.planner.forest", "PACK_ROWS"),
-    ("kanon.planner.mondrian", "MONDRIAN_PACK_ROWS"),
-    ("kanon.planner.priority", "PRIORITY_PACK_ROWS"),
-    ("kanon.planner.priority", "ITERATED_PACK_ROWS"),
-    ("kanon.planner.packs", "SAMPLE_TUPLES"),
+    ("kanon.plan.release.forest", "PACK_ROWS"),
+    ("kanon.plan.release.mondrian", "MONDRIAN_PACK_ROWS"),
+    ("kanon.plan.release.priority", "PRIORITY_PACK_ROWS"),
+    ("kanon.plan.release.priority", "ITERATED_PACK_ROWS"),
+    ("kanon.plan.release.packs", "SAMPLE_TUPLES"),
 )
 
 

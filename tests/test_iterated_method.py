@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kanon
-import kanon.planner.priority
-from kanon._sql import ident, literal
+import kanon.plan.release.priority
+from kanon.sql.quote import ident, literal
 from tests.conftest import data_dir
 from tests.strategies import tables
 from tests.test_anonymize import _configure, _load
@@ -52,7 +52,7 @@ def test_iterated_is_k_anonymous_truthful_and_complete(
     # hypothesis runs every example in one test call: undo the last example's patches.
     monkeypatch.undo()
     if pack is not None:  # cut into packs in SQL first
-        monkeypatch.setattr(kanon.planner.priority, "ITERATED_PACK_ROWS", pack)
+        monkeypatch.setattr(kanon.plan.release.priority, "ITERATED_PACK_ROWS", pack)
     _load(con, "t", data)
     hierarchies = _configure(con, "t")
     n = len(data["q0"])

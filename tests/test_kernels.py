@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from kanon import _core
-from kanon._udf import KERNELS
+from kanon.engine.kernels import KERNELS
 from kanon.exceptions import HierarchyError, InvalidInputError
 
 

@@ -14,7 +14,7 @@ import duckdb
 import pytest
 
 from kanon.datagen import census
-from kanon.planner.memory import FLOORS, LIMIT_BYTES, MB
+from kanon.plan.release.memory import FLOORS, LIMIT_BYTES, MB
 
 QI = "['age', 'sex', 'race', 'marital_status', 'education', 'zip', 'birth_date', 'native_country']"
 ROLES = (

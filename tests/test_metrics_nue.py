@@ -23,8 +23,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kanon
-from kanon._sql import ident, literal
 from kanon.exceptions import ConfigError
+from kanon.sql.quote import ident, literal
 from tests.conftest import data_dir
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import kanon
-from kanon._metrics import COLUMNS
+from kanon.plan.metrics import COLUMNS
 from tests.strategies import tables
 from tests.test_anonymize import _load
 from tests.test_optimal import SETTINGS, _configure, _has_values

@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kanon
-import kanon.planner.forest
-import kanon.planner.mondrian
-import kanon.planner.packs
+import kanon.plan.release.forest
+import kanon.plan.release.mondrian
+import kanon.plan.release.packs
 from kanon.exceptions import InvalidInputError
 from tests.strategies import tables
 from tests.test_anonymize import _configure, _load, _min_class, _untruthful
@@ -104,9 +104,9 @@ def test_mondrian_is_k_anonymous_truthful_and_complete(
     # hypothesis runs every example in one test call: undo the last example's patches.
     monkeypatch.undo()
     if pack is not None:  # cut into packs in SQL first
-        monkeypatch.setattr(kanon.planner.mondrian, "MONDRIAN_PACK_ROWS", pack)
+        monkeypatch.setattr(kanon.plan.release.mondrian, "MONDRIAN_PACK_ROWS", pack)
     if sampled:  # the cuts chosen on a sample of about 2^rounds tuples
-        monkeypatch.setattr(kanon.planner.packs, "SAMPLE_TUPLES", 1)
+        monkeypatch.setattr(kanon.plan.release.packs, "SAMPLE_TUPLES", 1)
     _load(con, "t", data)
     hierarchies = _configure(con, "t")
     n = len(data["q0"])
@@ -152,9 +152,9 @@ def test_blocked_forest_is_k_anonymous_truthful_and_complete(
     # hypothesis runs every example in one test call: undo the last example's patches.
     monkeypatch.undo()
     if pack is not None:  # cut into packs in SQL first
-        monkeypatch.setattr(kanon.planner.forest, "PACK_ROWS", pack)
+        monkeypatch.setattr(kanon.plan.release.forest, "PACK_ROWS", pack)
     if sampled:
-        monkeypatch.setattr(kanon.planner.packs, "SAMPLE_TUPLES", 1)
+        monkeypatch.setattr(kanon.plan.release.packs, "SAMPLE_TUPLES", 1)
     _load(con, "t", data)
     hierarchies = _configure(con, "t")
     n = len(data["q0"])
@@ -173,8 +173,8 @@ def test_blocked_forest_is_k_anonymous_truthful_and_complete(
 
 def test_packs_below_k_join_the_largest(con: duckdb.DuckDBPyConnection) -> None:
     # Cuts chosen on a sample may leave a pack below k rows: it joins the largest pack.
-    from kanon.planner.packs import _joined_to_largest
-    from kanon.planner.sql import Cte, with_query
+    from kanon.plan.release.packs import _joined_to_largest
+    from kanon.sql.cte import Cte, with_query
 
     blocks = Cte("bl", "SELECT * FROM (VALUES (0, 5), (1, 2), (2, 30), (3, 1), (4, 4)) v(b, n)")
     sizes, packed = _joined_to_largest(blocks, 4)
@@ -191,8 +191,8 @@ def test_sampled_packs_release_what_exact_ones_would_guarantee(
 ) -> None:
     # 3,000 skewed rows in packs of about 100 rows, cut on samples of a few tuples per
     # pack: every class still holds k rows and every row is released.
-    monkeypatch.setattr(kanon.planner.mondrian, "MONDRIAN_PACK_ROWS", 100)
-    monkeypatch.setattr(kanon.planner.packs, "SAMPLE_TUPLES", 1)
+    monkeypatch.setattr(kanon.plan.release.mondrian, "MONDRIAN_PACK_ROWS", 100)
+    monkeypatch.setattr(kanon.plan.release.packs, "SAMPLE_TUPLES", 1)
     con.execute(
         "CREATE TABLE t AS SELECT i AS rid, (i * i) % 97 AS a, i % 7 AS b, "
         "CASE WHEN i % 10 = 0 THEN i ELSE 1 END AS c FROM range(3000) r(i)"
@@ -217,7 +217,7 @@ def test_statements_in_two_threads_take_turns_in_the_kernel(
 ) -> None:
     # Mondrian's kernel works on one pack at a time, whoever calls it: two statements of
     # many packs each, run in two threads, both finish with the release of a run alone.
-    monkeypatch.setattr(kanon.planner.mondrian, "MONDRIAN_PACK_ROWS", 100)
+    monkeypatch.setattr(kanon.plan.release.mondrian, "MONDRIAN_PACK_ROWS", 100)
     con.execute(
         "CREATE TABLE t AS SELECT i AS rid, (i * 37) % 101 AS a, i % 11 AS b, i % 13 AS c "
         "FROM range(3000) r(i)"
@@ -302,10 +302,10 @@ def test_effort_defaults_to_full_up_to_the_threshold(
 
     assert passes() == "full"
     assert passes(method="forest_paper") == "none"
-    monkeypatch.setattr(kanon.planner.forest, "FULL_EFFORT_ROWS", 29)
+    monkeypatch.setattr(kanon.plan.release.forest, "FULL_EFFORT_ROWS", 29)
     assert passes() == "fast"
     assert passes(effort="full") == "full"
-    monkeypatch.setattr(kanon.planner.forest, "FULL_EFFORT_ROWS", 30)
+    monkeypatch.setattr(kanon.plan.release.forest, "FULL_EFFORT_ROWS", 30)
     assert passes() == "full"
     assert passes(effort="fast") == "fast"
 

@@ -17,9 +17,9 @@ import pyarrow as pa
 import pytest
 
 import kanon
-from kanon import cli
-from kanon._anonymize import AnonymizeOptions
 from kanon._options import MACROS, AnonymizeKeywords, SearchKeywords, defaults, markdown_table
+from kanon.cli import commands as cli
+from kanon.plan.release.resolve import AnonymizeOptions
 
 if typing.TYPE_CHECKING:
     import duckdb
@@ -34,7 +34,7 @@ def test_the_planner_options_are_declared_options() -> None:
     names = {f.name for f in fields(AnonymizeOptions)} - planner_own
     assert names <= declared, names - declared
     # The privacy models are declared options too.
-    models = set(kanon._models.PrivacyModels.__dataclass_fields__)
+    models = set(kanon.plan.release.models.PrivacyModels.__dataclass_fields__)
     assert models <= declared
 
 

@@ -7,7 +7,7 @@ import importlib.metadata
 import tomllib
 
 import kanon
-from kanon._install import sql_bundle
+from kanon.engine.install import sql_bundle
 from tests.conftest import REPO
 
 

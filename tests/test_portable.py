@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from psycopg import sql
 
 import kanon
-from kanon._sql import ident, literal
 from kanon.exceptions import ConfigError, InvalidInputError
+from kanon.sql.quote import ident, literal
 from tests import pg
 from tests.strategies import INTS, TEXT
 

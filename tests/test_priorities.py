@@ -3,7 +3,7 @@
 Priorities are whole numbers >= 1, lower = more important, ties allowed; they come from
 ``priorities := MAP {...}`` (Python ``priorities={...}``, CLI ``--priorities a=1,b=2``)
 or ``kanon_columns.priority`` (0: none), the argument first. The forest and Mondrian
-weigh their QIs by them (:func:`kanon.planner.hierarchies.priority_weights`).
+weigh their QIs by them (:func:`kanon.plan.hierarchies.priority_weights`).
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ import duckdb
 import pytest
 
 import kanon
-from kanon import cli
-from kanon._anonymize import plan_anonymize
+from kanon.cli import commands as cli
 from kanon.exceptions import ConfigError, InvalidInputError
-from kanon.planner.hierarchies import priority_weights
-from kanon.planner.options import AnonymizeOptions
+from kanon.plan.hierarchies import priority_weights
+from kanon.plan.release.options import AnonymizeOptions
+from kanon.plan.release.resolve import plan_anonymize
 
 if TYPE_CHECKING:
     from pathlib import Path

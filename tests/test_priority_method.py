@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kanon
-import kanon.planner.priority
+import kanon.plan.release.priority
 from tests.strategies import tables
 from tests.test_anonymize import _configure, _load
 from tests.test_mondrian import QI, _check
@@ -75,7 +75,7 @@ def test_priority_is_k_anonymous_truthful_and_complete(
     # hypothesis runs every example in one test call: undo the last example's patches.
     monkeypatch.undo()
     if pack is not None:  # cut into packs in SQL first
-        monkeypatch.setattr(kanon.planner.priority, "PRIORITY_PACK_ROWS", pack)
+        monkeypatch.setattr(kanon.plan.release.priority, "PRIORITY_PACK_ROWS", pack)
     _load(con, "t", data)
     hierarchies = _configure(con, "t")
     n = len(data["q0"])

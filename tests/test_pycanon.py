@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 from pycanon import anonymity
 
 import kanon
-from kanon._sql import ident, literal
+from kanon.sql.quote import ident, literal
 from tests.conftest import data_dir
 from tests.strategies import INTS, TEXT
 

@@ -155,7 +155,7 @@ def test_optimal_is_duckdbs_release(
 
 
 def test_parts_run_with_the_whole_tables_effort() -> None:
-    from kanon.planner.forest import FULL_EFFORT_ROWS
+    from kanon.plan.release.forest import FULL_EFFORT_ROWS
     from kanon.spark import _part_options
 
     # Parts are small; the forest's default effort follows the whole table's rows, as

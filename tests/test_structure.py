@@ -10,8 +10,8 @@ import ast
 import importlib.util
 from pathlib import Path
 
-from kanon.planner.options import ALL_METHODS
-from kanon.planner.registry import METHODS
+from kanon.plan.release.options import ALL_METHODS
+from kanon.plan.release.registry import METHODS
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "python" / "kanon"
@@ -35,7 +35,7 @@ rust_cycles_check = _load_rust_cycles_check()
 
 
 def _module(path: Path, package: Path = PACKAGE) -> str:
-    """The dotted name of a module of the package (``kanon.planner.forest``)."""
+    """The dotted name of a module of the package (``kanon.plan.release.forest``)."""
     parts = list(path.relative_to(package.parent).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
@@ -135,6 +135,65 @@ def test_no_import_cycles() -> None:
     """No kanon module imports itself through others, at any place in the code."""
     cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+#: The layers of python/kanon, lowest first (ARCHITECTURE.md): a module imports only from
+#: its own layer and those below. ``plan.release`` sits above the rest of ``plan``.
+LAYERS = [
+    ("kanon.exceptions", "kanon._options"),
+    ("kanon.sql",),
+    ("kanon.hierarchy", "kanon.datagen"),
+    ("kanon.plan",),
+    ("kanon.plan.release",),
+    ("kanon.engine",),
+    ("kanon.api",),
+    ("kanon.store",),
+    ("kanon.cli", "kanon.spark", "kanon.__main__"),
+]
+
+
+def layer_of(module: str) -> int:
+    """The layer of a module: the one whose longest prefix names it."""
+    best, rank = -1, -1
+    for i, prefixes in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
+                best, rank = len(prefix), i
+    assert rank >= 0, f"{module} is in no layer of LAYERS"
+    return rank
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """The imports of a module from a layer above its own."""
+    return [
+        f"{a} ({layer_of(a)}) imports {b} ({layer_of(b)})"
+        for a, targets in sorted(graph.items())
+        for b in sorted(targets)
+        if layer_of(b) > layer_of(a)
+    ]
+
+
+def test_the_layer_check_finds_upward_imports() -> None:
+    planted = {"kanon.plan.check": {"kanon.store.owned"}, "kanon.api.check": {"kanon.plan"}}
+    assert upward_imports(planted) == ["kanon.plan.check (3) imports kanon.store.owned (7)"]
+    assert layer_of("kanon.plan.release.forest") == 4
+    assert layer_of("kanon.plan.coding") == 3
+
+
+def test_no_module_imports_from_a_layer_above() -> None:
+    """The layers hold: sql < hierarchy < plan < plan.release < engine < api < store < cli."""
+    up = upward_imports(import_graph())
+    assert not up, "imports from a layer above: " + "; ".join(up)
+
+
+def test_architecture_names_the_layers_in_order() -> None:
+    """ARCHITECTURE.md's table of layers lists LAYERS' folders, lowest first."""
+    text = (REPO / "ARCHITECTURE.md").read_text()
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    named = [line.split("`")[1] for line in rows]
+    folders = [p.removeprefix("kanon.").replace(".", "/") for layer in LAYERS for p in layer]
+    listed = [n.rstrip("/").removesuffix(".py") for n in named]
+    assert [f for f in listed if f in folders] == folders, (listed, folders)
 
 
 def test_every_method_is_registered() -> None:

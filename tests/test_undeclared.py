@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kanon
-from kanon import cli
+from kanon.cli import commands as cli
 from kanon.exceptions import ConfigError
 from tests.strategies import tables
 

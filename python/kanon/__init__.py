@@ -11,17 +11,17 @@ Quick start::
 from __future__ import annotations
 
 from kanon import exceptions, hierarchy
-from kanon._check import CheckReport, check, classes
-from kanon._config import configure
 from kanon._core import __version__
-from kanon._hkp_api import HkpResult, hkp
-from kanon._install import install
-from kanon._materialize import Refreshed, materialize, refresh
-from kanon._metrics import Metrics
-from kanon._portable import to_sql
-from kanon._release import anonymize, explain, metrics, search
-from kanon._report import report
-from kanon.planner.search import Transformation
+from kanon.api.check import CheckReport, check, classes
+from kanon.api.configure import configure
+from kanon.api.hkp import HkpResult, hkp
+from kanon.api.release import anonymize, explain, metrics, search
+from kanon.api.report import report
+from kanon.engine.install import install
+from kanon.plan.metrics import Metrics
+from kanon.plan.release.search import Transformation
+from kanon.store.export import to_sql
+from kanon.store.materialize import Refreshed, materialize, refresh
 
 __all__ = [
     "CheckReport",

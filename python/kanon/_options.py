@@ -417,7 +417,7 @@ MACROS: dict[str, Macro] = {
 }
 
 
-#: The field of a macro's JSON that holds the caller's scope (see ``kanon._catalog.Scope``).
+#: The field of a macro's JSON that holds the caller's scope (see ``kanon.plan.catalog.Scope``).
 SCOPE_FIELD = "__kanon_scope"
 
 

@@ -33,8 +33,8 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from kanon._sql import ident, literal
 from kanon.exceptions import InvalidInputError
+from kanon.sql.quote import ident, literal
 
 if TYPE_CHECKING:
     import duckdb

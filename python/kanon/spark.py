@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kanon._catalog import RESERVED_PREFIX
-from kanon._sql import ident
 from kanon.exceptions import ConfigError, HierarchyError, InvalidInputError
-from kanon.planner.options import LOCAL_METHODS
+from kanon.plan.catalog import RESERVED_PREFIX
+from kanon.plan.release.options import LOCAL_METHODS
+from kanon.sql.quote import ident
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     import duckdb
     from pyspark.sql import Column, DataFrame
 
-    from kanon._check import CheckReport
+    from kanon.api.check import CheckReport
 
 __all__ = ["LOCAL_METHODS", "PARTITION_ROWS", "anonymize", "check"]
 
@@ -184,13 +184,13 @@ def _optimal(
     import duckdb
 
     import kanon
-    from kanon._catalog import Column as CatalogColumn
-    from kanon._catalog import Table
     from kanon._options import keywords
-    from kanon._owned import helper
-    from kanon._portable import query_sql
-    from kanon._portable_view import search_global
-    from kanon.planner.options import AnonymizeOptions
+    from kanon.plan.catalog import Column as CatalogColumn
+    from kanon.plan.catalog import Table
+    from kanon.plan.release.options import AnonymizeOptions
+    from kanon.store.export import query_sql
+    from kanon.store.global_view import search_global
+    from kanon.store.owned import helper
 
     given = keywords("kanon.spark.anonymize", "kanon", {**options, "method": "optimal"})
     plan_options = AnonymizeOptions.of(k, qi, given)
@@ -267,8 +267,8 @@ def check(
     import duckdb
 
     import kanon
-    from kanon._check import report
-    from kanon._plan import CheckOptions
+    from kanon.api.check import report
+    from kanon.plan.check import CheckOptions
 
     f = _spark()
     columns = list(sdf.columns)
@@ -328,7 +328,7 @@ def _identifying(f: Any, sdf: DataFrame, columns: list[str], rows: int) -> tuple
     kanon's rule: more than 1 % of the rows, and at least 2, hold a value no other row
     holds.
     """
-    from kanon._roles import _AT_LEAST, _SHARE
+    from kanon.plan.roles import _AT_LEAST, _SHARE
 
     if not columns:
         return ()
@@ -560,7 +560,7 @@ def _part_options(method: str, rows: int, options: Mapping[str, Any]) -> dict[st
     (``'fast'`` above ``FULL_EFFORT_ROWS`` rows), not a part's (every part is small enough
     for ``'full'``).
     """
-    from kanon.planner.forest import FULL_EFFORT_ROWS
+    from kanon.plan.release.forest import FULL_EFFORT_ROWS
 
     out = dict(options)
     if method == "forest" and out.get("effort") is None:
@@ -592,9 +592,9 @@ def _part_runner(
         from pyspark import TaskContext
 
         import kanon
-        from kanon._anonymize import plan_anonymize
         from kanon._options import keywords
-        from kanon.planner.options import AnonymizeOptions
+        from kanon.plan.release.options import AnonymizeOptions
+        from kanon.plan.release.resolve import plan_anonymize
 
         # As many threads as the task was given cores (Spark runs one task per core).
         task = TaskContext.get()
@@ -637,10 +637,10 @@ def _spans(
     import duckdb
 
     import kanon
-    from kanon._anonymize import plan_anonymize
     from kanon._options import keywords
-    from kanon.planner.local import spans_sql
-    from kanon.planner.options import AnonymizeOptions
+    from kanon.plan.release.local import spans_sql
+    from kanon.plan.release.options import AnonymizeOptions
+    from kanon.plan.release.resolve import plan_anonymize
 
     if method not in ("forest", "mondrian") or sample.num_rows == 0:
         return None

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from kanon._sql import ident, literal
-from kanon._types import FLOAT_TYPES, TIMESTAMPTZ
 from kanon.exceptions import ConfigError, HierarchyError, InvalidInputError
+from kanon.sql.quote import ident, literal
+from kanon.sql.types import FLOAT_TYPES, TIMESTAMPTZ
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -8,8 +8,6 @@ from pathlib import Path
 
 import duckdb
 
-from kanon._sql import literal
-from kanon._types import DATE_TYPES
 from kanon.exceptions import HierarchyError, InvalidInputError
 from kanon.hierarchy.base import (
     ROOT,
@@ -27,6 +25,8 @@ from kanon.hierarchy.base import (
     _suppress_sql,
     value_text,
 )
+from kanon.sql.quote import literal
+from kanon.sql.types import DATE_TYPES
 
 # Go's strings.Fields: Unicode white space (RE2 syntax; \s alone is ASCII only).
 _WORD_SEPARATORS = r"[\t\n\v\f\r \x{85}\p{Z}]+"

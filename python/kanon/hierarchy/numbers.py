@@ -7,8 +7,6 @@ import math
 from decimal import Context, Decimal
 from typing import TYPE_CHECKING, Any
 
-from kanon._sql import ident, literal
-from kanon._types import DATE_TYPES, FLOAT_TYPES, INT_TYPES
 from kanon.exceptions import InvalidInputError
 from kanon.hierarchy.base import (
     CODE_PREFIX,
@@ -31,6 +29,8 @@ from kanon.hierarchy.base import (
     leaves_from,
     value_text,
 )
+from kanon.sql.quote import ident, literal
+from kanon.sql.types import DATE_TYPES, FLOAT_TYPES, INT_TYPES
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

@@ -1,0 +1,1 @@
+"""The verbs as Python functions: release, check, hkp, configure, report."""

@@ -1,0 +1,5 @@
+"""``python -m kanon.cli``."""
+
+from kanon.cli.commands import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""kanon inside DuckDB: the macros, the kernel UDFs, inputs and progress."""

@@ -1,0 +1,1 @@
+"""The SQL compiler: the catalog in, SQL out. It reads the catalog and never writes."""

@@ -1,0 +1,59 @@
+"""The interface of a method's planner: what it needs from the catalog, what it emits.
+
+Every method of ``kanon(...)`` is one module of :mod:`kanon.plan.release` defining a
+:class:`Method`, listed in :mod:`kanon.plan.release.registry`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from kanon.plan.catalog import Table
+    from kanon.plan.hierarchies import QuasiIdentifier
+    from kanon.plan.release.models import ResolvedModels
+    from kanon.plan.release.options import AnonymizeOptions
+    from kanon.sql.cte import Cte
+
+__all__ = ["Method", "Request"]
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a method's planner receives: the call, resolved against the catalog."""
+
+    table: Table
+    qis: list[QuasiIdentifier]
+    identifiers: tuple[str, ...]  # released as '*'
+    options: AnonymizeOptions
+    rows: int  # the table's rows when planned
+    hierarchies: list[Cte]  # hierarchy_cte of every QI (and the sensitive column's)
+    models: ResolvedModels | None = None  # privacy models besides k
+    #: The spans of the QIs' keys that Mondrian cuts normalize ranges by (None: this
+    #: table's); kanon.spark gives every part the whole table's.
+    spans: tuple[float, ...] | None = None
+
+    @property
+    def coded(self) -> list[QuasiIdentifier]:
+        """The QIs, with the sensitive column's hierarchy last when the models code it."""
+        sensitive = None if self.models is None else self.models.hierarchy
+        return self.qis if sensitive is None else [*self.qis, sensitive]
+
+
+@dataclass(frozen=True)
+class Method:
+    """A method of ``kanon(...)``: its name, its kernel UDF and its planners.
+
+    ``release`` returns the release query and the assignment query (every source
+    column, ``"__kanon_grp"`` and ``"__kanon_lvl"`` per row; the release itself for the
+    full-domain methods, which store no groups). ``search`` returns the one-row query of
+    ``kanon_search`` (full-domain methods only).
+    """
+
+    name: str
+    kernel: str
+    release: Callable[[Request], tuple[str, str]]
+    search: Callable[[Request], str] | None = None

@@ -1,0 +1,369 @@
+"""Privacy models of the optimal search beyond k: l-diversity, t-closeness, δ-presence.
+
+:class:`PrivacyModels` holds what a call asks for (from Python keywords or the JSON the
+SQL macros pack); :func:`model_args` plans the SQL of the extra arguments of the kernel
+UDF ``kanon_optimal``: the sensitive value of every row as entries (tuple ``t``, code,
+rows), the sensitive hierarchy for the hierarchical ground distance, and the population's
+rows as label paths (per QI, the table's label code at every level) for δ-presence.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from kanon.exceptions import ConfigError, InvalidInputError
+from kanon.hierarchy.base import value_text
+from kanon.plan.catalog import resolve_columns, resolve_table
+from kanon.plan.check import sensitive_column
+from kanon.plan.coding import code_columns
+from kanon.plan.hierarchies import hierarchy_of
+from kanon.sql.cte import Cte, internal
+from kanon.sql.quote import ident, literal
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from kanon.plan.catalog import Column, Table
+    from kanon.plan.coding import Coded
+    from kanon.plan.hierarchies import QuasiIdentifier
+
+__all__ = [
+    "L_VARIANTS",
+    "NO_LABEL",
+    "T_DISTANCES",
+    "PrivacyModels",
+    "ResolvedModels",
+    "model_args",
+    "population_table",
+    "resolve_models",
+]
+
+L_VARIANTS = ("distinct", "entropy", "recursive")
+T_DISTANCES = ("equal", "ordered", "hierarchical")
+#: A population label absent from the table's coded hierarchy (``lattice::NO_LABEL``).
+NO_LABEL = 2**32 - 1
+
+
+@dataclass(frozen=True)
+class PrivacyModels:
+    """The models a release must satisfy besides k-anonymity (all optional).
+
+    ``l`` with ``l_diversity`` ``'distinct'`` (default), ``'entropy'`` or ``'recursive'``
+    (with ``c``); ``t`` with ``t_distance`` ``'equal'``, ``'ordered'`` or
+    ``'hierarchical'`` (default: ordered for numbers and dates, else equal); ``population``
+    (a table holding the QI columns) with ``delta_min`` / ``delta_max``. ``sensitive``
+    names the sensitive column (default: the one configured); as an argument of a call it
+    may list several columns, all declared sensitive (``AnonymizeOptions.of``).
+    """
+
+    sensitive: str | list[str] | None = None
+    l: float | None = None  # noqa: E741 (the model's name)
+    l_diversity: str | None = None
+    c: float | None = None
+    t: float | None = None
+    t_distance: str | None = None
+    population: str | None = None
+    delta_min: float | None = None
+    delta_max: float | None = None
+
+    @classmethod
+    def from_json(cls, text: str | None) -> PrivacyModels:
+        """The models packed by the SQL macros (``to_json`` of a struct)."""
+        if not text:
+            return cls()
+        values: dict[str, Any] = json.loads(text)
+        return cls(**{k: values.get(k) for k in cls.__dataclass_fields__})
+
+    def to_dict(self) -> dict[str, Any]:
+        """The models as a plain dict."""
+        return asdict(self)
+
+    @property
+    def needs_sensitive(self) -> bool:
+        """Whether l-diversity or t-closeness is asked for."""
+        return self.l is not None or self.t is not None
+
+    @property
+    def delta(self) -> bool:
+        """Whether δ-presence is asked for."""
+        return self.population is not None
+
+    def any(self) -> bool:
+        """Whether any model besides k is asked for."""
+        return self.needs_sensitive or self.delta
+
+    def validate(self) -> None:
+        """Reject inconsistent or out-of-range parameters, naming them."""
+
+        def bad(msg: str) -> InvalidInputError:
+            return InvalidInputError(msg)
+
+        def number(name: str, value: float | None) -> None:
+            ok = isinstance(value, int | float) and not isinstance(value, bool)
+            if value is not None and (not ok or math.isnan(value)):
+                msg = f"{name} must be a number, got {value!r}"
+                raise bad(msg)
+
+        for name in ("l", "c", "t", "delta_min", "delta_max"):
+            number(name, getattr(self, name))
+        variant = self.l_diversity
+        if variant is not None and variant not in L_VARIANTS:
+            msg = f"l_diversity must be one of {', '.join(map(repr, L_VARIANTS))}, got {variant!r}"
+            raise bad(msg)
+        if self.l is None and (variant is not None or self.c is not None):
+            msg = "l_diversity and c need l (the number of well-represented values)"
+            raise bad(msg)
+        if self.l is not None:
+            variant = variant or "distinct"
+            if variant != "entropy" and (self.l != int(self.l) or self.l < 1):
+                msg = f"l must be a positive integer for {variant} l-diversity, got {self.l!r}"
+                raise bad(msg)
+            if variant == "entropy" and self.l < 1:
+                msg = f"l must be at least 1, got {self.l!r}"
+                raise bad(msg)
+            if (variant == "recursive") != (self.c is not None):
+                msg = "c is needed by, and only by, l_diversity := 'recursive'"
+                raise bad(msg)
+            if self.c is not None and self.c <= 0:
+                msg = f"c must be positive, got {self.c!r}"
+                raise bad(msg)
+        if self.t_distance is not None and self.t is None:
+            msg = "t_distance needs t (the largest distance allowed)"
+            raise bad(msg)
+        if self.t_distance is not None and self.t_distance not in T_DISTANCES:
+            msg = (
+                f"t_distance must be one of {', '.join(map(repr, T_DISTANCES))}, "
+                f"got {self.t_distance!r}"
+            )
+            raise bad(msg)
+        if self.t is not None and not 0 <= self.t <= 1:
+            msg = f"t must lie in [0, 1], got {self.t!r}"
+            raise bad(msg)
+        if self.population is None and (self.delta_min is not None or self.delta_max is not None):
+            msg = "delta_min and delta_max need population (the table the release is drawn from)"
+            raise bad(msg)
+        lo = 0.0 if self.delta_min is None else self.delta_min
+        hi = 1.0 if self.delta_max is None else self.delta_max
+        if not 0 <= lo <= hi <= 1:
+            msg = f"δ-presence needs 0 <= delta_min <= delta_max <= 1, got {lo!r} and {hi!r}"
+            raise bad(msg)
+        if self.sensitive is not None and not self.needs_sensitive:
+            msg = "sensitive names the column of l-diversity or t-closeness; give l or t too"
+            raise bad(msg)
+
+    def kernel(self, sensitive: Column | None) -> dict[str, Any]:
+        """The models as the kernel UDF's options (distance resolved for ``sensitive``)."""
+        out: dict[str, Any] = {}
+        if self.l is not None:
+            out["l"] = float(self.l)
+            out["l_diversity"] = self.l_diversity or "distinct"
+            out["c"] = self.c
+        if self.t is not None:
+            out["t"] = float(self.t)
+            out["t_distance"] = self.t_distance or (
+                "ordered" if sensitive is not None and sensitive.ordered else "equal"
+            )
+        if self.delta:
+            out["delta_min"] = 0.0 if self.delta_min is None else float(self.delta_min)
+            out["delta_max"] = 1.0 if self.delta_max is None else float(self.delta_max)
+        return out
+
+
+@dataclass(frozen=True)
+class ModelArgs:
+    """SQL of the kernel UDF's model arguments and the CTEs they read."""
+
+    ctes: list[Cte]
+    args: str  # six SQL expressions, comma-separated
+    options: dict[str, Any]
+
+
+EMPTY_ARGS = (
+    "[]::UINTEGER[], []::UINTEGER[], []::UBIGINT[], []::UINTEGER[][], []::UINTEGER[], []::UBIGINT[]"
+)
+
+
+def population_table(
+    con: duckdb.DuckDBPyConnection, table: Table, models: PrivacyModels
+) -> Table | None:
+    """The population table of δ-presence (None without)."""
+    if models.population is None:
+        return None
+    pop = resolve_table(con, models.population)
+    if pop.name.lower() == table.name.lower():
+        msg = "population must be another table than the one anonymized"
+        raise ConfigError(msg)
+    return pop
+
+
+@dataclass(frozen=True)
+class ResolvedModels:
+    """The privacy models of a call with the columns and tables they use."""
+
+    models: PrivacyModels
+    sensitive: Column | None  # for l-diversity and t-closeness
+    hierarchy: QuasiIdentifier | None  # the sensitive column's, for the hierarchical t
+    population: Table | None
+    population_qis: list[Column]  # the population's QI columns, in QI order
+
+
+def resolve_models(
+    con: duckdb.DuckDBPyConnection,
+    table: Table,
+    qis: list[QuasiIdentifier],
+    models: PrivacyModels,
+    config: list[tuple[str, str, str | None, float]],
+    population: Table | None,
+) -> ResolvedModels | None:
+    """Resolve the sensitive column, its hierarchy and the population's columns."""
+    if not models.any():
+        return None
+    sens = None
+    sq = None
+    if models.needs_sensitive:
+        columns = [q.column for q in qis]
+        name = models.sensitive if isinstance(models.sensitive, str) else None
+        sens = sensitive_column(table, name, columns, [c[:3] for c in config])
+        if sens is None:
+            msg = (
+                f"l-diversity and t-closeness need a sensitive column of table "
+                f"{table.name!r}: pass sensitive := '...' or configure one (role 'sensitive')"
+            )
+            raise ConfigError(msg)
+        if models.kernel(sens).get("t_distance") == "hierarchical":
+            name = next((h for c, _, h, _ in config if c.lower() == sens.name.lower()), None)
+            if name is None:
+                msg = (
+                    f"t_distance 'hierarchical' needs a hierarchy for the sensitive column "
+                    f"{sens.name!r}: configure one (kanon.configure(..., hierarchies=...) or "
+                    "kanon_columns.hierarchy)"
+                )
+                raise ConfigError(msg)
+            sq = hierarchy_of(con, table, sens, name, 1.0)
+    pop_cols = []
+    if population is not None:
+        pop_cols = resolve_columns(population, [q.column.name for q in qis], "population")
+    return ResolvedModels(models, sens, sq, population, pop_cols)
+
+
+def _sensitive_ctes(
+    table: Table, sens: Column, sq: QuasiIdentifier | None, coded: Coded, m: int
+) -> tuple[list[Cte], str]:
+    """CTEs of the sensitive entries and the SQL of the hierarchy argument."""
+    codes = code_columns(m)
+    s = ident(sens.name)
+    rows, tuples = coded.rows.ref, coded.tuples.ref
+    if sq is None:
+        dictionary = Cte(
+            internal("sensitive_codes"),
+            "SELECT sv, (dense_rank() OVER (ORDER BY sv ASC NULLS LAST) - 1)"
+            f"::UINTEGER AS code FROM (SELECT DISTINCT {s} AS sv FROM {table.sql})",
+            ("sv", "code"),
+        )
+        entries = Cte(
+            internal("sensitive_entries"),
+            f"SELECT t.t, d.code, count(*)::UBIGINT AS n FROM {rows} r "
+            f"JOIN {tuples} t USING ({codes}) JOIN {dictionary.ref} d "
+            f"ON r.{s} IS NOT DISTINCT FROM d.sv GROUP BY t.t, d.code",
+            ("t", "code", "n"),
+        )
+        return [dictionary, entries], "[]::UINTEGER[][]"
+    v = coded.values[m].ref
+    key = value_text(f"r.{s}", sens.type)
+    lost = literal(f"a value of sensitive column {sens.name!r} is missing from its hierarchy: ")
+    entries = Cte(
+        internal("sensitive_entries"),
+        "SELECT t.t, CASE WHEN v.a0 IS NULL THEN error("
+        f"{lost} || {key}) ELSE v.a0 END AS code, count(*)::UBIGINT AS n "
+        f"FROM {rows} r JOIN {tuples} t USING ({codes}) "
+        f"LEFT JOIN {v} v ON {key} IS NOT DISTINCT FROM v.k GROUP BY ALL",
+        ("t", "code", "n"),
+    )
+    levels = ", ".join(f"list(a{i} ORDER BY a0)" for i in range(sq.height + 1))
+    return [entries], f"(SELECT [{levels}] FROM {v})"
+
+
+def _population_ctes(
+    qis: list[QuasiIdentifier], pop: Table, pop_cols: list[Column], coded: Coded
+) -> list[Cte]:
+    """Per QI ``j`` its value → label path, and the population's paths with their counts."""
+    ctes = []
+    paths = []
+    for j, (q, col) in enumerate(zip(qis, pop_cols, strict=True)):
+        top = q.height
+        v = coded.values[j].ref
+        joins = [f"LEFT JOIN {v} m0 ON m0.k = h.k"]
+        items = [f"coalesce(m0.a0, {NO_LABEL})"]
+        for i in range(1, top + 1):
+            joins.append(
+                f"LEFT JOIN (SELECT DISTINCT l{i}, a{i} FROM {v} WHERE l{i} IS NOT NULL) m{i} "
+                f"ON m{i}.l{i} = h.l{i}"
+            )
+            items.append(f"coalesce(m{i}.a{i}, {NO_LABEL})")
+        none_path = ", ".join([str(NO_LABEL)] * top + ["0"])
+        null_path = ", ".join(f"a{i}" for i in range(top + 1))
+        ctes.append(
+            Cte(
+                internal(f"population_paths{j}"),
+                f"SELECT h.k, [{', '.join(items)}]::UINTEGER[] AS p "
+                f"FROM {coded.hierarchies[j].ref} h {' '.join(joins)} UNION ALL "
+                f"SELECT NULL, coalesce((SELECT [{null_path}] FROM {v} WHERE k IS NULL), "
+                f"[{none_path}])::UINTEGER[]",
+                ("k", "p"),
+            )
+        )
+        key = value_text(f"p.{ident(col.name)}", col.type)
+        lost = literal(
+            f"a value of column {col.name!r} of the population is missing from the hierarchy "
+            f"of {q.column.name!r}: "
+        )
+        paths.append(f"CASE WHEN pm{j}.p IS NULL THEN error({lost} || {key}) ELSE pm{j}.p END")
+    pop_joins = " ".join(
+        f"LEFT JOIN {ctes[j].ref} pm{j} ON "
+        f"{value_text('p.' + ident(c.name), c.type)} IS NOT DISTINCT FROM pm{j}.k"
+        for j, c in enumerate(pop_cols)
+    )
+    ctes.append(
+        Cte(
+            internal("population"),
+            f"SELECT flatten([{', '.join(paths)}]) AS path, count(*)::UBIGINT AS n "
+            f"FROM {pop.sql} p {pop_joins} GROUP BY ALL",
+            ("path", "n"),
+        )
+    )
+    return ctes
+
+
+def model_args(
+    table: Table, qis: list[QuasiIdentifier], resolved: ResolvedModels | None, coded: Coded
+) -> ModelArgs:
+    """Plan the model arguments of the kernels over the ``coded`` parts of the plan."""
+    if resolved is None:
+        return ModelArgs([], EMPTY_ARGS, {})
+    m = len(qis)
+    ctes: list[Cte] = []
+    entries = "[]::UINTEGER[], []::UINTEGER[], []::UBIGINT[]"
+    hierarchy = "[]::UINTEGER[][]"
+    if resolved.sensitive is not None:
+        sensitive_ctes, hierarchy = _sensitive_ctes(
+            table, resolved.sensitive, resolved.hierarchy, coded, m
+        )
+        ctes += sensitive_ctes
+        entries = ", ".join(
+            f"(SELECT coalesce(list({x} ORDER BY t, code), []) FROM {sensitive_ctes[-1].ref})"
+            for x in ("t::UINTEGER", "code", "n")
+        )
+    pop = "[]::UINTEGER[], []::UBIGINT[]"
+    if resolved.population is not None:
+        ctes += _population_ctes(qis, resolved.population, resolved.population_qis, coded)
+        population = ctes[-1].ref
+        pop = (
+            f"(SELECT coalesce(flatten(list(path ORDER BY path)), []) FROM {population}), "
+            f"(SELECT coalesce(list(n ORDER BY path), []) FROM {population})"
+        )
+    return ModelArgs(
+        ctes, f"{entries}, {hierarchy}, {pop}", resolved.models.kernel(resolved.sensitive)
+    )

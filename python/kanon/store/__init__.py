@@ -1,0 +1,1 @@
+"""Stored releases: materialize and refresh, the global view, owned names, to_sql."""
