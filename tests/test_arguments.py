@@ -221,7 +221,7 @@ def test_a_wrongly_typed_argument_is_named(con: duckdb.DuckDBPyConnection, macro
         ("SELECT * FROM kanon('t', k := 1.7, qi := ['age'])", "k must be a whole number, got 1.7"),
         (
             "SELECT * FROM kanon('t', k := 4, qi := ['age'], seed := -1)",
-            "seed must be an integer in [0, 2^64)",
+            "seed must be a whole number in [0, 2^64)",
         ),
         ("SELECT * FROM kanon('t', k := NULL, qi := ['age'])", "needs k"),
         ("SELECT * FROM kanon('t', k := 0, qi := ['age'])", "k must be a positive integer"),
@@ -259,7 +259,7 @@ def test_the_issues_argument_errors(
     ("kwargs", "expected"),
     [
         ({"k": "3"}, "k must be a positive integer"),
-        ({"k": 3, "seed": -1}, "seed must be an integer in"),
+        ({"k": 3, "seed": -1}, "seed must be a whole number in"),
         ({"k": 3, "method": 5}, "anonymize(): method must be a string, got 5"),
         ({"k": 3, "method": "fast"}, "method must be one of"),
         ({"k": 3, "min_level": [1]}, "min_level must be a map of column name to level"),

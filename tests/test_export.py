@@ -21,7 +21,7 @@ from psycopg import sql as psql
 
 import kanon
 from kanon.exceptions import ConfigError, InvalidInputError
-from kanon.plan.release.options import LOCAL_METHODS
+from kanon.plan.release.registry import LOCAL_METHODS
 from kanon.sql.quote import ident, literal
 from tests import pg, spark_session
 from tests.strategies import TEXT

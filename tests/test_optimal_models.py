@@ -339,7 +339,7 @@ def test_model_errors_name_the_problem(con: duckdb.DuckDBPyConnection) -> None:
             con.execute(
                 f"SELECT * FROM kanon('p', k := 2, qi := ['age'], method := 'optimal', {args})"
             ).fetchall()
-    with pytest.raises(duckdb.Error, match="do not apply to method 'forest'"):
+    with pytest.raises(duckdb.Error, match="not apply to method 'forest'"):
         con.execute("SELECT * FROM kanon('p', k := 2, qi := ['age'], l := 2)").fetchall()
     # A population that misses rows of the table.
     con.execute("CREATE TABLE few AS SELECT * FROM p LIMIT 10")

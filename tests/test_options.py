@@ -19,6 +19,7 @@ import pytest
 import kanon
 from kanon._options import MACROS, AnonymizeKeywords, SearchKeywords, defaults, markdown_table
 from kanon.cli import commands as cli
+from kanon.plan.release.registry import taking
 from kanon.plan.release.resolve import AnonymizeOptions
 
 if typing.TYPE_CHECKING:
@@ -104,7 +105,8 @@ def test_sql_reference_parameter_table_is_the_declaration() -> None:
     tables = re.findall(r"<!-- options: (\w+) -->\n(.*?)\n<!-- /options -->", text, re.S)
     assert [m for m, _ in tables] == ["kanon"]
     for macro, table in tables:
-        assert table == markdown_table(macro), (
+        methods = {name: taking(name) for name in MACROS[macro].options()}
+        assert table == markdown_table(macro, methods), (
             "docs/sql.md's parameter table differs from the declared options: paste "
-            f"kanon._options.markdown_table({macro!r})"
+            f"kanon._options.markdown_table({macro!r}, ...)"
         )

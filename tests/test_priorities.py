@@ -304,8 +304,8 @@ def test_methods_that_ignore_priorities_refuse_them(
 ) -> None:
     con.execute(f"CREATE TABLE t AS {GRID}")
     expected = (
-        f"priorities do not apply to method '{method}', which ignores them: they apply to "
-        "methods 'forest', 'mondrian', 'priority'"
+        f"priorities does not apply to method '{method}', which ignores it (priorities applies to "
+        "'forest', 'mondrian', 'priority', 'iterated')"
     )
     text = _sql_error(
         con,
@@ -313,7 +313,7 @@ def test_methods_that_ignore_priorities_refuse_them(
         "priorities := MAP {'a': 1})",
     )
     assert expected in text, text
-    with pytest.raises(InvalidInputError, match="do not apply to method"):
+    with pytest.raises(InvalidInputError, match="not apply to method"):
         kanon.anonymize("t", 10, ["a"], con=con, method=method, priorities={"a": 1})
     # An empty map is no priorities.
     rows = con.execute(
@@ -393,4 +393,4 @@ def test_the_command_line_takes_priorities(
     assert cli.main([*base, "--priorities", "nope=1"]) == 2
     assert "priorities names column 'nope'" in capsys.readouterr().err
     assert cli.main([*base[:-4], "--method", "optimal", *base[-2:], "--priorities", "a=1"]) == 2
-    assert "do not apply to method 'optimal'" in capsys.readouterr().err
+    assert "not apply to method 'optimal'" in capsys.readouterr().err

@@ -10,7 +10,7 @@ import ast
 import importlib.util
 from pathlib import Path
 
-from kanon.plan.release.options import ALL_METHODS
+from kanon._options import MACROS
 from kanon.plan.release.registry import METHODS
 
 REPO = Path(__file__).resolve().parent.parent
@@ -196,10 +196,14 @@ def test_architecture_names_the_layers_in_order() -> None:
     assert [f for f in listed if f in folders] == folders, (listed, folders)
 
 
-def test_every_method_is_registered() -> None:
-    """The registry holds exactly the methods the options accept, each under its name."""
-    assert tuple(METHODS) == ALL_METHODS
+def test_every_method_is_registered_and_takes_declared_scoped_options() -> None:
+    """Each method is under its name; it names only scoped options, each taken by one."""
     assert all(method.name == name for name, method in METHODS.items())
+    declared = MACROS["kanon"].options()
+    scoped = {name for name, (_, opt) in declared.items() if opt.scoped}
+    for method in METHODS.values():
+        assert set(method.options) <= scoped, (method.name, set(method.options) - scoped)
+    assert scoped == {o for m in METHODS.values() for o in m.options}
 
 
 def _too_long(files: list[Path]) -> list[str]:

@@ -42,15 +42,6 @@ __all__ = [
     "parse",
 ]
 
-#: The methods of ``kanon(...)`` (see the planner's registry).
-LOCAL = ("forest", "forest_paper", "mondrian")
-FOREST = ("forest", "forest_paper")
-#: The methods that take priorities: the forest, Mondrian and ``'iterated'`` weigh their
-#: QIs by them.
-PRIORITIZED = ("forest", "mondrian", "priority", "iterated")
-OPTIMAL = ("optimal",)
-MODELS = ("optimal", "mondrian")
-
 #: What each kind of value accepts, as said in errors.
 _ACCEPTS = {
     "name": "a name (a string)",
@@ -73,19 +64,25 @@ class Opt:
     Attributes:
         sql: the SQL type of the macro parameter (its NULL default is cast to it).
         default: the value when the option is not given or NULL.
-        methods: the methods it applies to (empty: every method).
         doc: one line for the parameter table and the command line's help.
         kind: the kind of value, when the Python type does not say it (``"name"``: a
             non-empty string naming a table or column).
         cli: whether the command line has a flag for it.
+        scoped: it applies only to the methods that name it among their options
+            (``kanon.plan.release.method.Method.options``); else to every method.
+        choices: the values it takes, when it takes a few words.
+        at_least: the least value it takes; below: the value it stays under.
     """
 
     sql: str
     default: Any = None
-    methods: tuple[str, ...] = ()
     doc: str = ""
     kind: str | None = None
     cli: bool = True
+    scoped: bool = False
+    choices: tuple[str, ...] = ()
+    at_least: float | None = None
+    below: float | None = None
 
 
 class SearchKeywords(TypedDict, total=False):
@@ -106,9 +103,10 @@ class SearchKeywords(TypedDict, total=False):
         str | None,
         Opt(
             "VARCHAR",
-            methods=OPTIMAL,
             doc="what the optimum minimizes: 'loss' (default), 'height', 'nue', "
             "'nue_nonmonotonic', 'dm', 'dm_star' or 'aecs'",
+            scoped=True,
+            choices=("loss", "height", "nue", "nue_nonmonotonic", "dm", "dm_star", "aecs"),
         ),
     ]
     max_suppression: Annotated[
@@ -116,9 +114,11 @@ class SearchKeywords(TypedDict, total=False):
         Opt(
             "DOUBLE",
             0.0,
-            ("optimal", "datafly"),
             "the fraction of rows whose QIs may become '*' (datafly: may stay below k; "
             "0 is Sweeney's rule of k rows)",
+            scoped=True,
+            at_least=0.0,
+            below=1.0,
         ),
     ]
     drop_suppressed: Annotated[
@@ -126,17 +126,17 @@ class SearchKeywords(TypedDict, total=False):
         Opt(
             "BOOLEAN",
             False,
-            ("optimal", "datafly", "mu_argus"),
             "leave the suppressed rows out of the release",
+            scoped=True,
         ),
     ]
     min_level: Annotated[
         dict[str, int] | None,
-        Opt("MAP(VARCHAR, INTEGER)", {}, OPTIMAL, doc="the lowest level allowed, per QI"),
+        Opt("MAP(VARCHAR, INTEGER)", {}, "the lowest level allowed, per QI", scoped=True),
     ]
     max_level: Annotated[
         dict[str, int] | None,
-        Opt("MAP(VARCHAR, INTEGER)", {}, OPTIMAL, doc="the highest level allowed, per QI"),
+        Opt("MAP(VARCHAR, INTEGER)", {}, "the highest level allowed, per QI", scoped=True),
     ]
     sensitive: Annotated[
         str | list[str] | None,
@@ -148,29 +148,29 @@ class SearchKeywords(TypedDict, total=False):
     ]
     l: Annotated[  # noqa: E741 (the model's name)
         float | None,
-        Opt("DOUBLE", methods=MODELS, doc="l-diversity: well-represented sensitive values"),
+        Opt("DOUBLE", scoped=True, doc="l-diversity: well-represented sensitive values"),
     ]
     l_diversity: Annotated[
         str | None,
         Opt(
             "VARCHAR",
-            methods=MODELS,
+            scoped=True,
             doc="'distinct' (default), 'entropy' or 'recursive' (with c)",
         ),
     ]
     c: Annotated[
         float | None,
-        Opt("DOUBLE", methods=MODELS, doc="the c of recursive (c,l)-diversity"),
+        Opt("DOUBLE", scoped=True, doc="the c of recursive (c,l)-diversity"),
     ]
     t: Annotated[
         float | None,
-        Opt("DOUBLE", methods=MODELS, doc="t-closeness: the largest distance allowed"),
+        Opt("DOUBLE", scoped=True, doc="t-closeness: the largest distance allowed"),
     ]
     t_distance: Annotated[
         str | None,
         Opt(
             "VARCHAR",
-            methods=MODELS,
+            scoped=True,
             doc="'equal', 'ordered' or 'hierarchical' (default: ordered for numbers and "
             "dates, else equal)",
         ),
@@ -179,7 +179,7 @@ class SearchKeywords(TypedDict, total=False):
         str | None,
         Opt(
             "VARCHAR",
-            methods=OPTIMAL,
+            scoped=True,
             doc="δ-presence: the table the release is drawn from",
             kind="name",
             cli=False,
@@ -187,11 +187,11 @@ class SearchKeywords(TypedDict, total=False):
     ]
     delta_min: Annotated[
         float | None,
-        Opt("DOUBLE", methods=OPTIMAL, doc="δ-presence: the least share of population"),
+        Opt("DOUBLE", scoped=True, doc="δ-presence: the least share of population"),
     ]
     delta_max: Annotated[
         float | None,
-        Opt("DOUBLE", methods=OPTIMAL, doc="δ-presence: the largest share of population"),
+        Opt("DOUBLE", scoped=True, doc="δ-presence: the largest share of population"),
     ]
 
 
@@ -203,24 +203,28 @@ class AnonymizeKeywords(SearchKeywords, total=False):
         Opt(
             "UBIGINT",
             0,
-            FOREST,
             "0 visits the tuples in value order; another value draws another, equally "
             "valid release",
+            scoped=True,
+            at_least=0,
+            below=2**64,
         ),
     ]
     labels: Annotated[
         str | None,
         Opt(
             "VARCHAR",
-            methods=LOCAL,
             doc="'hierarchy' (hierarchy nodes) or 'range' (the group's observed values)",
+            scoped=True,
+            choices=("hierarchy", "range"),
         ),
     ]
     block_size: Annotated[
         int | None,
         Opt(
             "BIGINT",
-            methods=FOREST,
+            scoped=True,
+            at_least=1,
             doc=(
                 "rows per block (default 50,000; with labels 'range' 5,000, or 2,000 with "
                 "effort 'fast'); blocks the exact search cannot prune are cut smaller"
@@ -231,8 +235,9 @@ class AnonymizeKeywords(SearchKeywords, total=False):
         str | None,
         Opt(
             "VARCHAR",
-            methods=("forest",),
             doc="'full' or 'fast' improvement passes (default: full up to 262,144 rows)",
+            scoped=True,
+            choices=("full", "fast"),
         ),
     ]
     priorities: Annotated[
@@ -240,8 +245,8 @@ class AnonymizeKeywords(SearchKeywords, total=False):
         Opt(
             "MAP(VARCHAR, INTEGER)",
             {},
-            PRIORITIZED,
-            "per QI a whole number >= 1, lower = more important, ties allowed (default: "
+            scoped=True,
+            doc="per QI a whole number >= 1, lower = more important, ties allowed (default: "
             "the configured ones); forest and mondrian weigh QIs by them",
             kind="priorities",
         ),
@@ -499,8 +504,35 @@ def _checked(
         elif not _fits(kind, value):
             msg = f"{call}: {name} must be {_ACCEPTS[kind]}, got {_shown(value)}"
             raise InvalidInputError(msg)
+        elif name in declared:
+            _within(call, name, kind, declared[name][1], value)
         out[name] = value
     return out
+
+
+def _within(call: str, name: str, kind: str, opt: Opt, value: Any) -> None:
+    """Reject a value outside the option's declared choices or bounds, naming them."""
+    if opt.choices and value not in opt.choices:
+        msg = (
+            f"{call}: {name} must be one of {', '.join(map(repr, opt.choices))}, "
+            f"got {_shown(value)}"
+        )
+        raise InvalidInputError(msg)
+    low, high = opt.at_least, opt.below
+    if (low is not None and value < low) or (high is not None and value >= high):
+        msg = f"{call}: {name} must be {_ACCEPTS[kind]} {_range_text(opt)}, got {_shown(value)}"
+        raise InvalidInputError(msg)
+
+
+def _range_text(opt: Opt) -> str:
+    """An option's bounds as said in errors: ``in [0, 1)``, ``>= 1``."""
+    high = opt.below
+    shown = "2^64" if high == 2**64 else f"{high:g}" if high is not None else None
+    if opt.at_least is None:
+        return f"below {shown}"
+    if shown is None:
+        return f">= {opt.at_least:g}"
+    return f"in [{opt.at_least:g}, {shown})"
 
 
 def parse(call: str, text: str | None) -> dict[str, Any]:
@@ -631,14 +663,17 @@ def _sql_literal(value: Any) -> str:
     return json.dumps(value)
 
 
-def markdown_table(macro: str) -> str:
-    """docs/sql.md's table of ``macro``'s options: name, SQL type, default, methods, doc."""
+def markdown_table(macro: str, methods: Mapping[str, tuple[str, ...]]) -> str:
+    """docs/sql.md's table of ``macro``'s options: name, SQL type, default, methods, doc.
+
+    ``methods``: the methods that take each scoped option (``kanon.plan.release.registry``).
+    """
     rows = [
         "| option | SQL type | default | methods | what it does |",
         "| --- | --- | --- | --- | --- |",
     ]
     for name, (_, opt) in MACROS[macro].options().items():
         default = _sql_literal(opt.default)
-        methods = ", ".join(opt.methods) or "all"
-        rows.append(f"| `{name}` | `{opt.sql}` | `{default}` | {methods} | {opt.doc} |")
+        taken = ", ".join(methods[name]) if opt.scoped else "all"
+        rows.append(f"| `{name}` | `{opt.sql}` | `{default}` | {taken} | {opt.doc} |")
     return "\n".join(rows)

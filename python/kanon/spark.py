@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 
 from kanon.exceptions import ConfigError, HierarchyError, InvalidInputError
 from kanon.plan.catalog import RESERVED_PREFIX
-from kanon.plan.release.options import LOCAL_METHODS
+from kanon.plan.release.registry import LOCAL_METHODS
 from kanon.sql.quote import ident
 
 if TYPE_CHECKING:

@@ -305,7 +305,7 @@ def resolve_qis(
     """The QIs given (else those configured), each with its hierarchy, weight and priority.
 
     With a ``population``, default hierarchies cover its values too. A QI's priority is
-    that of the call's ``priorities`` (checked by ``AnonymizeOptions.validate``: whole
+    that of the call's ``priorities`` (checked by ``AnonymizeOptions.of``: whole
     numbers >= 1), else its configured one.
 
     Raises:

@@ -40,7 +40,7 @@ from kanon.hierarchy.numbers import default_outside, default_select
 from kanon.plan.catalog import Table, check_view_name, configured_full, resolve_table
 from kanon.plan.hierarchies import hierarchy_select
 from kanon.plan.release.local import label_column
-from kanon.plan.release.options import LOCAL_METHODS
+from kanon.plan.release.registry import LOCAL_METHODS
 from kanon.plan.release.resolve import AnonymizeOptions, plan_anonymize
 from kanon.plan.roles import resolve_roles
 from kanon.plan.undeclared import check_release

@@ -135,5 +135,13 @@ def forest_sql(request: Request) -> tuple[str, str]:
     return local_release(table, qis, request.identifiers, coded, ctes, rows_sql, labels)
 
 
-FOREST = Method("forest", "kanon_forest", forest_sql)
-FOREST_PAPER = Method("forest_paper", "kanon_forest", forest_sql)
+FOREST = Method(
+    "forest",
+    "kanon_forest",
+    forest_sql,
+    options=("seed", "labels", "block_size", "effort", "priorities"),
+)
+#: The algorithm as published: no improvement passes (effort) and no priorities.
+FOREST_PAPER = Method(
+    "forest_paper", "kanon_forest", forest_sql, options=("seed", "labels", "block_size")
+)

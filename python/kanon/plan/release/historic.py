@@ -144,5 +144,15 @@ def search_sql(request: Request) -> str:
     )
 
 
-DATAFLY = Method("datafly", "kanon_historic", historic_sql, search_sql)
-MU_ARGUS = Method("mu_argus", "kanon_historic", historic_sql, search_sql)
+#: Datafly may leave up to max_suppression of the rows below k (suppressed); μ-Argus
+#: suppresses what its rules leave below k, with no limit.
+DATAFLY = Method(
+    "datafly",
+    "kanon_historic",
+    historic_sql,
+    search_sql,
+    options=("max_suppression", "drop_suppressed"),
+)
+MU_ARGUS = Method(
+    "mu_argus", "kanon_historic", historic_sql, search_sql, options=("drop_suppressed",)
+)

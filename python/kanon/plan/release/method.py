@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from kanon.plan.release.options import AnonymizeOptions
     from kanon.sql.cte import Cte
 
-__all__ = ["Method", "Request"]
+__all__ = ["MODEL_OPTIONS", "Method", "Request"]
 
 
 @dataclass(frozen=True)
@@ -57,3 +57,15 @@ class Method:
     kernel: str
     release: Callable[[Request], tuple[str, str]]
     search: Callable[[Request], str] | None = None
+    #: The scoped options it takes (``kanon._options``, ``Opt.scoped``); a scoped option
+    #: given to a method that does not name it is an error.
+    options: tuple[str, ...] = ()
+
+    @property
+    def local(self) -> bool:
+        """A local recoding: a group per row (no search, which the full-domain have)."""
+        return self.search is None
+
+
+#: The options of the privacy models besides k that the search and Mondrian enforce.
+MODEL_OPTIONS = ("l", "l_diversity", "c", "t", "t_distance")

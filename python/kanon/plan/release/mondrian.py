@@ -31,7 +31,7 @@ from kanon.plan.release.local import (
     tuple_groups_ctes,
 )
 from kanon.plan.release.memory import memory_guard
-from kanon.plan.release.method import Method, Request
+from kanon.plan.release.method import MODEL_OPTIONS, Method, Request
 from kanon.plan.release.models import model_args
 from kanon.plan.release.packs import pack_ctes, rounds_for
 from kanon.sql.cte import Cte, internal
@@ -164,4 +164,10 @@ def _range_labels(
     return bounds, labels
 
 
-MONDRIAN = Method("mondrian", "kanon_mondrian", mondrian_sql)
+#: Mondrian cuts only where both sides satisfy l-diversity / t-closeness (not δ-presence).
+MONDRIAN = Method(
+    "mondrian",
+    "kanon_mondrian",
+    mondrian_sql,
+    options=("labels", "priorities", *MODEL_OPTIONS),
+)

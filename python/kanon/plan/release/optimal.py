@@ -35,7 +35,7 @@ from kanon.plan.coding import (
 from kanon.plan.measures import exact_positions, ncp_sql, value_points
 from kanon.plan.release.fulldomain import HISTORIC_REPORT, MARK, KernelPlan, transformation_release
 from kanon.plan.release.memory import OK, memory_guard
-from kanon.plan.release.method import Method, Request
+from kanon.plan.release.method import MODEL_OPTIONS, Method, Request
 from kanon.plan.release.models import model_args
 from kanon.sql.cte import Cte, internal, with_query
 from kanon.sql.quote import literal
@@ -295,4 +295,20 @@ def search_sql(request: Request) -> str:
     )
 
 
-OPTIMAL = Method("optimal", "kanon_optimal", optimal_sql, search_sql)
+OPTIMAL = Method(
+    "optimal",
+    "kanon_optimal",
+    optimal_sql,
+    search_sql,
+    options=(
+        "metric",
+        "max_suppression",
+        "drop_suppressed",
+        "min_level",
+        "max_level",
+        *MODEL_OPTIONS,
+        "population",
+        "delta_min",
+        "delta_max",
+    ),
+)

@@ -1,7 +1,9 @@
-"""The options of ``kanon(...)`` besides the table, and the names of its methods.
+"""The options of ``kanon(...)`` besides the table: the typed request of one call.
 
-:class:`AnonymizeOptions` checks its arguments against the methods and modes listed
-here; :mod:`kanon.plan.release.registry` maps each method name to its planner module.
+:meth:`AnonymizeOptions.of` makes the typed request of one call from its values, each
+already checked by its declaration in ``kanon._options`` (kind, choices, bounds); the
+planner then checks it against the method's declaration, which names the scoped options
+the method takes (:func:`kanon.plan.release.resolve.check_method`).
 """
 
 from __future__ import annotations
@@ -10,61 +12,14 @@ import json
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
-from kanon._options import PRIORITIZED, column_names, defaults
+from kanon._options import column_names, defaults
 from kanon.exceptions import InvalidInputError
 from kanon.plan.release.models import PrivacyModels
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = [
-    "ALL_METHODS",
-    "EFFORTS",
-    "FOREST_METHODS",
-    "HISTORIC_METHODS",
-    "LABELS",
-    "LOCAL_METHODS",
-    "OPTIMAL_METRICS",
-    "PRIORITY_METHODS",
-    "AnonymizeOptions",
-]
-
-#: The forest's variants. "forest": NCP pair costs, repair and improvement passes (the
-#: default); "forest_paper": Aggarwal et al.'s algorithm as published.
-FOREST_METHODS = ("forest", "forest_paper")
-#: Sweeney's historic greedy full-domain algorithms (baselines; ``kanon.plan.release.historic``).
-HISTORIC_METHODS = ("datafly", "mu_argus")
-#: The methods that take ``priorities``: the forest and Mondrian weigh their QIs by them
-#: (:func:`kanon.plan.hierarchies.priority_weights`), as does ``'iterated'``;
-#: ``'priority'`` is built on them.
-PRIORITY_METHODS = PRIORITIZED
-#: The local recodings: a group per row, released with its group's labels.
-LOCAL_METHODS = (*FOREST_METHODS, "mondrian", "priority", "iterated")
-#: Every method of ``kanon(...)``: the forest's two variants, Mondrian, PrioPrivacy's
-#: prioritized QIs, ARX's iterated global recoding, the optimal search and the historic
-#: algorithms (the keys of ``kanon.plan.release.registry.METHODS``).
-ALL_METHODS = (
-    *FOREST_METHODS,
-    "mondrian",
-    "priority",
-    "iterated",
-    "optimal",
-    *HISTORIC_METHODS,
-)
-#: Label modes of the local recodings (forest, Mondrian): ``'hierarchy'`` (the default
-#: of the forest: the group's lowest common hierarchy node) or ``'range'`` (the group's
-#: observed values); Mondrian's default publishes ranges for numbers and dates and
-#: hierarchy nodes for the rest.
-LABELS = ("hierarchy", "range")
-
-#: How hard the forest's improvement passes work (``kanon-core::improve::Effort``):
-#: ``'full'`` runs every pass in rounds until nothing changes, ``'fast'`` one eject, split
-#: and search pass over fewer near tuples. The default depends on the table's size
-#: (``kanon.plan.release.forest.FULL_EFFORT_ROWS``).
-EFFORTS = ("full", "fast")
-
-#: The metrics of ``method := 'optimal'`` (see ``kanon-core::lattice::Metric``).
-OPTIMAL_METRICS = ("loss", "height", "nue", "nue_nonmonotonic", "dm", "dm_star", "aecs")
+__all__ = ["AnonymizeOptions"]
 
 
 @dataclass(frozen=True)
@@ -90,7 +45,7 @@ class AnonymizeOptions:
     labels: str | None
     block_size: int | None
     effort: str | None
-    #: ``(column, priority)`` pairs as given (checked by :meth:`validate`; resolved
+    #: ``(column, priority)`` pairs as given (checked by :meth:`of`; resolved
     #: against the table's QIs by :func:`kanon.plan.hierarchies.resolve_qis`).
     priorities: tuple[tuple[str, Any], ...]
     identifiers: tuple[str, ...]
@@ -108,7 +63,15 @@ class AnonymizeOptions:
         as tuples, level maps as pairs). The models' ``sensitive`` may list several
         columns: all are declared sensitive, and l-diversity or t-closeness (which
         protect one) need exactly one.
+
+        Raises:
+            InvalidInputError: ``k`` below 1, a bad priority or privacy model, named
+                (the method and the scoped options it takes:
+                :func:`kanon.plan.release.resolve.check_method`).
         """
+        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+            msg = f"k must be a positive integer, got {k!r}"
+            raise InvalidInputError(msg)
         values = {**defaults("kanon"), **values}
         models = PrivacyModels(**{n: values[n] for n in PrivacyModels.__dataclass_fields__})
         sensitive = column_names("sensitive", models.sensitive)
@@ -120,8 +83,10 @@ class AnonymizeOptions:
                 )
                 raise InvalidInputError(msg)
             models = replace(models, sensitive=sensitive[0] if models.needs_sensitive else None)
+        models.validate()
         own = {"k", "qi", "models", "sensitive", "given"}
         planned = {f.name: _planned(values[f.name]) for f in fields(cls) if f.name not in own}
+        _check_priorities(planned["priorities"])
         return cls(
             k=k,
             qi=column_names("qi", qi),
@@ -131,141 +96,21 @@ class AnonymizeOptions:
             **planned,
         )
 
-    def validate(self) -> None:
-        """Reject out-of-range arguments with a message naming the parameter."""
-        if not isinstance(self.k, int) or isinstance(self.k, bool) or self.k < 1:
-            msg = f"k must be a positive integer, got {self.k!r}"
-            raise InvalidInputError(msg)
-        seed = self.seed
-        if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**64:
-            msg = f"seed must be an integer in [0, 2^64), got {seed!r}"
-            raise InvalidInputError(msg)
-        if self.method not in ALL_METHODS:
-            msg = f"method must be one of {', '.join(map(repr, ALL_METHODS))}, got {self.method!r}"
-            raise InvalidInputError(msg)
-        s = self.max_suppression
-        if isinstance(s, bool) or not isinstance(s, int | float) or not 0.0 <= s < 1.0:
-            msg = f"max_suppression must be a fraction of the rows in [0, 1), got {s!r}"
-            raise InvalidInputError(msg)
-        self.models.validate()
-        self._validate_local()
-        self._validate_priorities()
-        if self.method == "optimal":
-            if self.metric is not None and self.metric not in OPTIMAL_METRICS:
-                msg = (
-                    f"metric must be one of {', '.join(map(repr, OPTIMAL_METRICS))}, "
-                    f"got {self.metric!r}"
-                )
-                raise InvalidInputError(msg)
-            return
-        if self.method in HISTORIC_METHODS:
-            self._validate_historic()
-            return
-        models_unset = not self.models.any()
-        if self.method == "mondrian":
-            # Mondrian cuts only where both sides satisfy l-diversity / t-closeness.
-            models_unset = self.models.population is None
-        given = [
-            name
-            for name, unset in (
-                ("metric", self.metric is None),
-                ("max_suppression", s == 0.0),
-                ("drop_suppressed", not self.drop_suppressed),
-                ("min_level", not self.min_level),
-                ("max_level", not self.max_level),
-                ("privacy models (l, t, population)", models_unset),
-            )
-            if not unset
-        ]
-        if given:
-            msg = (
-                f"{', '.join(given)} do not apply to method {self.method!r}, which never "
-                "suppresses rows and minimizes its own cost (they apply to method 'optimal'; "
-                "max_suppression and drop_suppressed also to 'datafly' and 'mu_argus')"
-            )
-            raise InvalidInputError(msg)
 
-    def _validate_local(self) -> None:
-        """``labels``, ``block_size`` and ``effort`` belong to the local recodings."""
-        if self.effort is not None:
-            if self.effort not in EFFORTS:
-                msg = f"effort must be 'full' or 'fast', got {self.effort!r}"
-                raise InvalidInputError(msg)
-            if self.method != "forest":
-                msg = (
-                    f"effort applies to method 'forest' (its improvement passes), not to "
-                    f"{self.method!r}"
-                )
-                raise InvalidInputError(msg)
-        local = self.method in (*FOREST_METHODS, "mondrian")
-        if self.labels is not None:
-            if self.labels not in LABELS:
-                msg = f"labels must be 'hierarchy' or 'range', got {self.labels!r}"
-                raise InvalidInputError(msg)
-            if not local:
-                msg = (
-                    f"labels apply to the local recodings 'forest', 'forest_paper' and "
-                    f"'mondrian', not to method {self.method!r} (its labels are hierarchy "
-                    "nodes at one level per column)"
-                )
-                raise InvalidInputError(msg)
-        b = self.block_size
-        if b is not None:
-            if isinstance(b, bool) or not isinstance(b, int) or b < 1:
-                msg = f"block_size must be a positive number of rows, got {b!r}"
-                raise InvalidInputError(msg)
-            if self.method not in FOREST_METHODS:
-                msg = (
-                    f"block_size applies to methods 'forest' and 'forest_paper', not to "
-                    f"{self.method!r}"
-                )
-                raise InvalidInputError(msg)
-
-    def _validate_priorities(self) -> None:
-        """Priorities are whole numbers >= 1, for the methods that use them."""
-        if not self.priorities:
-            return
-        if self.method not in PRIORITY_METHODS:
+def _check_priorities(priorities: tuple[tuple[str, Any], ...]) -> None:
+    """Priorities are whole numbers >= 1, named by column."""
+    for column, priority in priorities:
+        if isinstance(priority, bool) or not isinstance(priority, int):
             msg = (
-                f"priorities do not apply to method {self.method!r}, which ignores them: they "
-                f"apply to methods {', '.join(map(repr, PRIORITY_METHODS))}; leave priorities "
-                "out or choose one of those methods"
+                "priorities must be whole numbers >= 1 (lower = more important), got "
+                f"{_shown(priority)} for column {column!r}"
             )
             raise InvalidInputError(msg)
-        for column, priority in self.priorities:
-            if isinstance(priority, bool) or not isinstance(priority, int):
-                msg = (
-                    "priorities must be whole numbers >= 1 (lower = more important), got "
-                    f"{_shown(priority)} for column {column!r}"
-                )
-                raise InvalidInputError(msg)
-            if priority < 1:
-                msg = (
-                    f"priorities must be >= 1 (1 = most important), got {priority} for column "
-                    f"{column!r}; leave a column out of priorities to give it none"
-                )
-                raise InvalidInputError(msg)
-
-    def _validate_historic(self) -> None:
-        """Datafly and μ-Argus choose their own levels, by their own rules, for k only."""
-        given = [
-            name
-            for name, unset in (
-                ("metric", self.metric is None),
-                ("max_suppression", self.method != "mu_argus" or self.max_suppression == 0.0),
-                ("min_level", not self.min_level),
-                ("max_level", not self.max_level),
-                ("privacy models (l, t, population)", not self.models.any()),
-            )
-            if not unset
-        ]
-        if given:
+        if priority < 1:
             msg = (
-                f"method {self.method!r} takes no {', '.join(given)}: it chooses its levels "
-                "by Sweeney's greedy rules for k-anonymity alone"
+                f"priorities must be >= 1 (1 = most important), got {priority} for column "
+                f"{column!r}; leave a column out of priorities to give it none"
             )
-            if "max_suppression" in given:
-                msg += " and suppresses what its rules leave below k (no limit)"
             raise InvalidInputError(msg)
 
 

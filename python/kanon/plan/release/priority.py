@@ -86,5 +86,5 @@ def _greedy_sql(request: Request, udf: str, per_qi: str, pack_rows: int) -> tupl
     return local_release(table, qis, request.identifiers, coded, ctes, rows_sql, "hierarchy")
 
 
-PRIORITY = Method("priority", "kanon_priority", priority_sql)
-ITERATED = Method("iterated", "kanon_iterated", iterated_sql)
+PRIORITY = Method("priority", "kanon_priority", priority_sql, options=("priorities",))
+ITERATED = Method("iterated", "kanon_iterated", iterated_sql, options=("priorities",))

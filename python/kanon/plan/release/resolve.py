@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from kanon._options import MACROS
 from kanon.exceptions import InvalidInputError
 from kanon.plan.catalog import configured_full, resolve_table
 from kanon.plan.hierarchies import (
@@ -24,7 +25,7 @@ from kanon.plan.hierarchies import (
 from kanon.plan.release.method import Request
 from kanon.plan.release.models import ResolvedModels, population_table, resolve_models
 from kanon.plan.release.options import AnonymizeOptions
-from kanon.plan.release.registry import METHODS
+from kanon.plan.release.registry import METHODS, taking
 from kanon.plan.roles import resolve_roles
 from kanon.plan.undeclared import check_source, guarded
 from kanon.sql.quote import ident
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 
     from kanon.plan.catalog import Table
 
-__all__ = ["AnonymizeOptions", "AnonymizePlan", "plan_anonymize"]
+__all__ = ["AnonymizeOptions", "AnonymizePlan", "check_method", "plan_anonymize"]
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ def plan_anonymize(
     histogram: only the optimal search takes it, see ``kanon.store.global_view``).
     ``spans``: see ``Request.spans``.
     """
-    options.validate()
+    check_method(options)
     table = resolve_table(con, tbl)
     config = configured_full(con, table)
     sensitive = options.sensitive
@@ -95,7 +96,7 @@ def plan_anonymize(
         insensitive=options.insensitive,
     )
     population = population_table(con, table, options.models)
-    # Each QI's priority: the call's priorities (checked by options.validate), else the
+    # Each QI's priority: the call's priorities (checked by AnonymizeOptions.of), else the
     # configured one.
     qis = resolve_qis(con, table, roles.qi, config, population, options.priorities)
     models = resolve_models(
@@ -117,3 +118,30 @@ def plan_anonymize(
     names = [q.column.name for q in qis]
     sql = guarded(sql, table.name, names, checked, options.k)
     return AnonymizePlan(sql, assignment, table, tuple(qis), identifiers, rows, models, checked)
+
+
+def check_method(options: AnonymizeOptions) -> None:
+    """The method exists, and takes every scoped option given (not at its default)."""
+    values = options.given
+    name = options.method
+    method = METHODS.get(name)
+    if method is None:
+        msg = f"method must be one of {', '.join(map(repr, METHODS))}, got {name!r}"
+        raise InvalidInputError(msg)
+    declared = MACROS["kanon"].options()
+    given = [
+        option
+        for option, (_, opt) in declared.items()
+        if opt.scoped and option not in method.options and values[option] != opt.default
+    ]
+    if given:
+        where = "; ".join(
+            f"{option} applies to {', '.join(map(repr, taking(option)))}" for option in given
+        )
+        one = len(given) == 1
+        msg = (
+            f"{', '.join(given)} {'does' if one else 'do'} not apply to method {name!r}, "
+            f"which ignores {'it' if one else 'them'} ({where}); leave "
+            f"{'it' if one else 'them'} out or choose a method that takes {'it' if one else 'them'}"
+        )
+        raise InvalidInputError(msg)
