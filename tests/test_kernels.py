@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 from typing import Any
 
@@ -11,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 from kanon import _core
-from kanon.engine.kernels import KERNELS
+from kanon.engine.kernels import KERNELS, udf
 from kanon.exceptions import HierarchyError, InvalidInputError
 
 
@@ -140,7 +141,7 @@ def test_kernels_return_their_declared_sql_types() -> None:
         return str(con.execute(f"DESCRIBE {sql}").fetchall()[0][1])
 
     for kernel in KERNELS:
-        out = kernel.udf(*(empty(t) for t in kernel.parameters))
+        out = udf(kernel)(*(empty(t) for _, t in kernel.parameters))
         assert len(out) == 0
         con.register("kernel_out", pa.table({"x": out}))
         assert described("SELECT x FROM kernel_out") == described(
@@ -197,3 +198,24 @@ def test_forest_returns_groups_levels_row_starts_and_typed_stats() -> None:
         _forest({"m": 1, "cost": "ncp", "improve": "full", "colour": 1})
     with pytest.raises(InvalidInputError, match="missing field `improve`"):
         _forest({"m": 1, "cost": "ncp"})
+
+
+def test_kernels_name_the_compiled_functions_parameters() -> None:
+    """Every kernel's parameters are the compiled function's, by name and in order."""
+    for kernel in KERNELS:
+        compiled = inspect.signature(getattr(_core, kernel.function)).parameters
+        assert [name for name, _ in kernel.parameters] == list(compiled), kernel.name
+
+
+def test_a_kernel_call_names_every_argument() -> None:
+    """The SQL of a call casts each argument to its declared type; a name missing fails."""
+    kernel = KERNELS[0]
+    args = {name: f"a_{name}" for name, _ in kernel.parameters}
+    sql = kernel.call(**args)
+    assert sql.startswith(f"{kernel.name}(CAST(a_")
+    for name, sql_type in kernel.parameters:
+        assert f"CAST(a_{name} AS {sql_type})" in sql
+    with pytest.raises(TypeError, match="missing"):
+        kernel.call(**dict(list(args.items())[1:]))
+    with pytest.raises(TypeError, match="unknown"):
+        kernel.call(**args, extra="1")

@@ -13,7 +13,7 @@ from duckdb import func
 
 from kanon import _core
 from kanon._options import MACROS, SCOPE_FIELD, macro_sql, parse
-from kanon.engine.kernels import KERNELS
+from kanon.engine.kernels import KERNELS, udf
 from kanon.exceptions import ConfigError, InvalidInputError
 from kanon.plan.catalog import Scope, UnknownTableError, caller_scope
 from kanon.plan.check import CheckOptions, plan_check, plan_classes
@@ -246,7 +246,12 @@ def install_kernels(con: duckdb.DuckDBPyConnection) -> None:
     _statement_starts()
     for kernel in KERNELS:
         _replace_function(
-            con, kernel.name, kernel.udf, list(kernel.parameters), kernel.returns, arrow=True
+            con,
+            kernel.name,
+            udf(kernel),
+            [sql for _, sql in kernel.parameters],
+            kernel.returns,
+            arrow=True,
         )
 
 

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from kanon.plan.hierarchies import QuasiIdentifier
 
 __all__ = [
+    "HIERARCHIES",
     "Coded",
     "code_column",
     "code_columns",
@@ -39,6 +40,9 @@ __all__ = [
     "row_count",
     "unchanged",
 ]
+
+#: The SQL type of :func:`hierarchy_lists`: per QI, per level, the ancestor of each leaf.
+HIERARCHIES = "UINTEGER[][][]"
 
 
 def code_column(j: int) -> str:

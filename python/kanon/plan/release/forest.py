@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 
-from kanon.plan.coding import code_columns, coded_ctes, hierarchy_lists
+from kanon.plan.coding import HIERARCHIES, code_columns, coded_ctes, hierarchy_lists
 from kanon.plan.hierarchies import priority_weights
 from kanon.plan.labels import is_ordered
 from kanon.plan.release.local import (
@@ -27,8 +27,9 @@ from kanon.plan.release.local import (
 )
 from kanon.plan.release.memory import memory_guard
 from kanon.plan.release.method import Method, Request
-from kanon.plan.release.packs import pack_ctes, rounds_for
+from kanon.plan.release.packs import PACK_PARAMETERS, pack_ctes, rounds_for
 from kanon.sql.cte import Cte, internal
+from kanon.sql.kernel import Kernel
 from kanon.sql.quote import ident, literal
 
 __all__ = ["BLOCK_ROWS", "FOREST", "FOREST_PAPER", "FULL_EFFORT_ROWS", "PACK_ROWS"]
@@ -86,13 +87,21 @@ def forest_sql(request: Request) -> tuple[str, str]:
     )
     weighted = prioritized or [q.weight for q in qis]
     weights = ", ".join(repr(float(w)) for w in weighted)
+    call = KERNEL.call(
+        tuples="tuples",
+        counts="counts",
+        ts="ts",
+        hierarchies=f"[{hierarchy_lists(coded, qis)}]",
+        weights=f"[{weights}]",
+        k=str(options.k),
+        seed=str(options.seed),
+        options=literal(json.dumps(kernel_options)),
+        keys=f"[{range_keys}]",
+        cut_keys=cut_keys,
+        spans=cut_spans,
+    )
     kernel = Cte(
-        internal("kernel"),
-        "SELECT b, ts, kanon_forest(tuples, counts, ts, "
-        f"[{hierarchy_lists(coded, qis)}], [{weights}]::DOUBLE[], {options.k}::UBIGINT, "
-        f"{options.seed}::UBIGINT, {literal(json.dumps(kernel_options))}, "
-        f"[{range_keys}]::DOUBLE[][], {cut_keys}, {cut_spans}) AS r FROM {packs.packs.ref}",
-        ("b", "ts", "r"),
+        internal("kernel"), f"SELECT b, ts, {call} AS r FROM {packs.packs.ref}", ("b", "ts", "r")
     )
     index, offset, tuple_, pack_, copy = (
         ident(internal(x)) for x in ("index", "offset", "tuple", "pack", "copy")
@@ -135,13 +144,33 @@ def forest_sql(request: Request) -> tuple[str, str]:
     return local_release(table, qis, request.identifiers, coded, ctes, rows_sql, labels)
 
 
+_STATS = (
+    "STRUCT(tuples UBIGINT, vertices UBIGINT, own_groups UBIGINT, cuts UBIGINT[], "
+    "repaired UBIGINT, cost_before_improve DOUBLE, cost DOUBLE, groups UBIGINT)"
+)
+#: ``kanon_forest``: a pack's groups and levels, its stats, and where each tuple's rows
+#: start in the list of groups.
+KERNEL = Kernel(
+    "kanon_forest",
+    "forest",
+    (
+        *PACK_PARAMETERS,
+        ("hierarchies", HIERARCHIES),
+        ("weights", "DOUBLE[]"),
+        ("k", "UBIGINT"),
+        ("seed", "UBIGINT"),
+        ("options", "VARCHAR"),
+        ("keys", "DOUBLE[][]"),
+        ("cut_keys", "DOUBLE[][]"),
+        ("spans", "DOUBLE[]"),
+    ),
+    f"STRUCT(g UINTEGER[], lv UINTEGER[][], stats {_STATS}, o UBIGINT[])",
+)
 FOREST = Method(
     "forest",
-    "kanon_forest",
+    KERNEL,
     forest_sql,
     options=("seed", "labels", "block_size", "effort", "priorities"),
 )
 #: The algorithm as published: no improvement passes (effort) and no priorities.
-FOREST_PAPER = Method(
-    "forest_paper", "kanon_forest", forest_sql, options=("seed", "labels", "block_size")
-)
+FOREST_PAPER = Method("forest_paper", KERNEL, forest_sql, options=("seed", "labels", "block_size"))

@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from kanon.plan.coding import coded_ctes, hierarchy_lists
+from kanon.plan.coding import HIERARCHIES, coded_ctes, hierarchy_lists
 from kanon.plan.release.fulldomain import (
     HISTORIC_REPORT,
     MARK,
@@ -46,6 +46,7 @@ from kanon.plan.release.fulldomain import (
 from kanon.plan.release.memory import OK, memory_guard
 from kanon.plan.release.method import Method, Request
 from kanon.sql.cte import Cte, internal, with_query
+from kanon.sql.kernel import Kernel
 from kanon.sql.quote import literal
 
 if TYPE_CHECKING:
@@ -88,13 +89,14 @@ def historic_ctes(
     }
     tuples, counts = coded.tuple_lists(m)
     guard = memory_guard(options.method, ("optimal",), qis, rows, coded)
-    kernel = Cte(
-        internal("kernel"),
-        "SELECT kanon_historic("
-        f"{tuples}, {counts}, [{hierarchy_lists(coded, qis)}], {options.k}::UBIGINT, "
-        f"{literal(json.dumps(kernel_options))}) AS r FROM {guard.ref} WHERE {OK}",
-        ("r",),
+    call = KERNEL.call(
+        tuples=tuples,
+        counts=counts,
+        hierarchies=f"[{hierarchy_lists(coded, qis)}]",
+        k=str(options.k),
+        options=literal(json.dumps(kernel_options)),
     )
+    kernel = Cte(internal("kernel"), f"SELECT {call} AS r FROM {guard.ref} WHERE {OK}", ("r",))
     return KernelPlan(coded, [*coded.ctes, guard, kernel], kernel)
 
 
@@ -146,13 +148,29 @@ def search_sql(request: Request) -> str:
 
 #: Datafly may leave up to max_suppression of the rows below k (suppressed); μ-Argus
 #: suppresses what its rules leave below k, with no limit.
+_STATS = (
+    "STRUCT(unprotected_rows UBIGINT, unprotected_classes UBIGINT, suppressed_cells UBIGINT, "
+    "suppressed_rows UBIGINT, topped_up_rows UBIGINT, steps UBIGINT, classes UBIGINT, "
+    "seconds DOUBLE)"
+)
+#: ``kanon_historic``: the levels chosen, the suppressed cells and the run's stats.
+KERNEL = Kernel(
+    "kanon_historic",
+    "historic",
+    (
+        ("tuples", "UINTEGER[]"),
+        ("counts", "UBIGINT[]"),
+        ("hierarchies", HIERARCHIES),
+        ("k", "UBIGINT"),
+        ("options", "VARCHAR"),
+    ),
+    f"STRUCT(levels UINTEGER[], cells UBIGINT[], stats {_STATS})",
+)
 DATAFLY = Method(
     "datafly",
-    "kanon_historic",
+    KERNEL,
     historic_sql,
     search_sql,
     options=("max_suppression", "drop_suppressed"),
 )
-MU_ARGUS = Method(
-    "mu_argus", "kanon_historic", historic_sql, search_sql, options=("drop_suppressed",)
-)
+MU_ARGUS = Method("mu_argus", KERNEL, historic_sql, search_sql, options=("drop_suppressed",))

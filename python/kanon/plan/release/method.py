@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from kanon.plan.release.models import ResolvedModels
     from kanon.plan.release.options import AnonymizeOptions
     from kanon.sql.cte import Cte
+    from kanon.sql.kernel import Kernel
 
 __all__ = ["MODEL_OPTIONS", "Method", "Request"]
 
@@ -45,7 +46,7 @@ class Request:
 
 @dataclass(frozen=True)
 class Method:
-    """A method of ``kanon(...)``: its name, its kernel UDF and its planners.
+    """A method of ``kanon(...)``: its name, its kernel UDF, its options and its planners.
 
     ``release`` returns the release query and the assignment query (every source
     column, ``"__kanon_grp"`` and ``"__kanon_lvl"`` per row; the release itself for the
@@ -54,7 +55,7 @@ class Method:
     """
 
     name: str
-    kernel: str
+    kernel: Kernel
     release: Callable[[Request], tuple[str, str]]
     search: Callable[[Request], str] | None = None
     #: The scoped options it takes (``kanon._options``, ``Opt.scoped``); a scoped option

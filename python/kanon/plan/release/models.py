@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "L_VARIANTS",
+    "MODEL_PARAMETERS",
     "NO_LABEL",
     "T_DISTANCES",
     "PrivacyModels",
@@ -177,13 +178,21 @@ class ModelArgs:
     """SQL of the kernel UDF's model arguments and the CTEs they read."""
 
     ctes: list[Cte]
-    args: str  # six SQL expressions, comma-separated
+    args: dict[str, str]  # an SQL expression per parameter of MODEL_PARAMETERS
     options: dict[str, Any]
 
 
-EMPTY_ARGS = (
-    "[]::UINTEGER[], []::UINTEGER[], []::UBIGINT[], []::UINTEGER[][], []::UINTEGER[], []::UBIGINT[]"
+#: The model parameters of ``kanon_optimal`` and ``kanon_mondrian``: sensitive entries
+#: (tuples, codes, rows), the sensitive hierarchy, population paths and rows.
+MODEL_PARAMETERS = (
+    ("sensitive_tuples", "UINTEGER[]"),
+    ("sensitive_codes", "UINTEGER[]"),
+    ("sensitive_counts", "UBIGINT[]"),
+    ("sensitive_hierarchy", "UINTEGER[][]"),
+    ("population_paths", "UINTEGER[]"),
+    ("population_counts", "UBIGINT[]"),
 )
+_NO_ARGS = {name: f"[]::{sql}" for name, sql in MODEL_PARAMETERS}
 
 
 def population_table(
@@ -342,28 +351,31 @@ def model_args(
 ) -> ModelArgs:
     """Plan the model arguments of the kernels over the ``coded`` parts of the plan."""
     if resolved is None:
-        return ModelArgs([], EMPTY_ARGS, {})
+        return ModelArgs([], dict(_NO_ARGS), {})
     m = len(qis)
     ctes: list[Cte] = []
-    entries = "[]::UINTEGER[], []::UINTEGER[], []::UBIGINT[]"
-    hierarchy = "[]::UINTEGER[][]"
+    args = dict(_NO_ARGS)
     if resolved.sensitive is not None:
         sensitive_ctes, hierarchy = _sensitive_ctes(
             table, resolved.sensitive, resolved.hierarchy, coded, m
         )
         ctes += sensitive_ctes
-        entries = ", ".join(
-            f"(SELECT coalesce(list({x} ORDER BY t, code), []) FROM {sensitive_ctes[-1].ref})"
-            for x in ("t::UINTEGER", "code", "n")
-        )
-    pop = "[]::UINTEGER[], []::UBIGINT[]"
+        args["sensitive_hierarchy"] = hierarchy
+        for name, x in zip(
+            ("sensitive_tuples", "sensitive_codes", "sensitive_counts"),
+            ("t::UINTEGER", "code", "n"),
+            strict=True,
+        ):
+            args[name] = (
+                f"(SELECT coalesce(list({x} ORDER BY t, code), []) FROM {sensitive_ctes[-1].ref})"
+            )
     if resolved.population is not None:
         ctes += _population_ctes(qis, resolved.population, resolved.population_qis, coded)
         population = ctes[-1].ref
-        pop = (
-            f"(SELECT coalesce(flatten(list(path ORDER BY path)), []) FROM {population}), "
+        args["population_paths"] = (
+            f"(SELECT coalesce(flatten(list(path ORDER BY path)), []) FROM {population})"
+        )
+        args["population_counts"] = (
             f"(SELECT coalesce(list(n ORDER BY path), []) FROM {population})"
         )
-    return ModelArgs(
-        ctes, f"{entries}, {hierarchy}, {pop}", resolved.models.kernel(resolved.sensitive)
-    )
+    return ModelArgs(ctes, args, resolved.models.kernel(resolved.sensitive))

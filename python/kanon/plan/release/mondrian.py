@@ -13,6 +13,7 @@ import json
 
 from kanon.hierarchy.base import ROOT
 from kanon.plan.coding import (
+    HIERARCHIES,
     Coded,
     code_column,
     code_columns,
@@ -32,9 +33,10 @@ from kanon.plan.release.local import (
 )
 from kanon.plan.release.memory import memory_guard
 from kanon.plan.release.method import MODEL_OPTIONS, Method, Request
-from kanon.plan.release.models import model_args
-from kanon.plan.release.packs import pack_ctes, rounds_for
+from kanon.plan.release.models import MODEL_PARAMETERS, model_args
+from kanon.plan.release.packs import PACK_PARAMETERS, pack_ctes, rounds_for
 from kanon.sql.cte import Cte, internal
+from kanon.sql.kernel import Kernel
 from kanon.sql.quote import literal
 
 __all__ = ["MONDRIAN", "MONDRIAN_PACK_ROWS"]
@@ -71,12 +73,19 @@ def mondrian_sql(request: Request) -> tuple[str, str]:
     weights = priority_weights([q.priority for q in qis])
     if weights is not None:
         kernel_options["weights"] = weights
+    call = KERNEL.call(
+        tuples="tuples",
+        counts="counts",
+        ts="ts",
+        keys=key_list,
+        spans=spans,
+        hierarchies=f"[{hierarchy_lists(coded, qis)}]",
+        k=str(options.k),
+        options=literal(json.dumps(kernel_options)),
+        **extra.args,
+    )
     kernel = Cte(
-        internal("kernel"),
-        "SELECT b, ts, kanon_mondrian(tuples, counts, ts, "
-        f"{key_list}, {spans}, [{hierarchy_lists(coded, qis)}], {options.k}::UBIGINT, "
-        f"{literal(json.dumps(kernel_options))}, {extra.args}) AS r FROM {packs.packs.ref}",
-        ("b", "ts", "r"),
+        internal("kernel"), f"SELECT b, ts, {call} AS r FROM {packs.packs.ref}", ("b", "ts", "r")
     )
     # Tuples with their group and levels first (the build side of the join to the rows).
     joined, tuple_groups = tuple_groups_ctes(coded, kernel, m)
@@ -165,9 +174,24 @@ def _range_labels(
 
 
 #: Mondrian cuts only where both sides satisfy l-diversity / t-closeness (not δ-presence).
+#: ``kanon_mondrian``: a pack's groups and their levels.
+KERNEL = Kernel(
+    "kanon_mondrian",
+    "mondrian",
+    (
+        *PACK_PARAMETERS,
+        ("keys", "DOUBLE[][]"),
+        ("spans", "DOUBLE[]"),
+        ("hierarchies", HIERARCHIES),
+        ("k", "UBIGINT"),
+        ("options", "VARCHAR"),
+        *MODEL_PARAMETERS,
+    ),
+    "STRUCT(g UINTEGER[], lv UINTEGER[][])",
+)
 MONDRIAN = Method(
     "mondrian",
-    "kanon_mondrian",
+    KERNEL,
     mondrian_sql,
     options=("labels", "priorities", *MODEL_OPTIONS),
 )

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from kanon.exceptions import InvalidInputError
 from kanon.plan.coding import (
+    HIERARCHIES,
     code_column,
     code_columns,
     coded_ctes,
@@ -36,8 +37,9 @@ from kanon.plan.measures import exact_positions, ncp_sql, value_points
 from kanon.plan.release.fulldomain import HISTORIC_REPORT, MARK, KernelPlan, transformation_release
 from kanon.plan.release.memory import OK, memory_guard
 from kanon.plan.release.method import MODEL_OPTIONS, Method, Request
-from kanon.plan.release.models import model_args
+from kanon.plan.release.models import MODEL_PARAMETERS, model_args
 from kanon.sql.cte import Cte, internal, with_query
+from kanon.sql.kernel import Kernel
 from kanon.sql.quote import literal
 from kanon.sql.types import has_position, position
 
@@ -229,14 +231,16 @@ def optimal_ctes(
         loss_ctes, node_loss = _node_loss(table, qis, coded)
         ctes += loss_ctes
     guard = memory_guard("optimal", (), qis, rows, coded)
-    kernel = Cte(
-        internal("kernel"),
-        "SELECT kanon_optimal("
-        f"{histogram}, [{hierarchy_lists(coded, qis)}], [{weights}]::DOUBLE[], {node_loss}, "
-        f"{options.k}::UBIGINT, {literal(json.dumps(kernel_options))}, {extra.args}) AS r "
-        f"FROM {guard.ref} WHERE {OK}",
-        ("r",),
+    call = KERNEL.call(
+        histogram=histogram,
+        hierarchies=f"[{hierarchy_lists(coded, qis)}]",
+        weights=f"[{weights}]",
+        node_loss=node_loss,
+        k=str(options.k),
+        options=literal(json.dumps(kernel_options)),
+        **extra.args,
     )
+    kernel = Cte(internal("kernel"), f"SELECT {call} AS r FROM {guard.ref} WHERE {OK}", ("r",))
     return KernelPlan(coded, [*ctes, guard, kernel], kernel)
 
 
@@ -295,9 +299,28 @@ def search_sql(request: Request) -> str:
     )
 
 
+_STATS = (
+    "STRUCT(seconds DOUBLE, cost DOUBLE, suppressed UBIGINT, classes UBIGINT, nodes UBIGINT, "
+    "checked UBIGINT, rolled_up UBIGINT, tagged UBIGINT)"
+)
+#: ``kanon_optimal``: the optimum's levels, its suppressed tuples and the search's stats.
+KERNEL = Kernel(
+    "kanon_optimal",
+    "optimal",
+    (
+        ("histogram", "STRUCT(lo UBIGINT, hi UBIGINT, n UBIGINT)[]"),
+        ("hierarchies", HIERARCHIES),
+        ("weights", "DOUBLE[]"),
+        ("node_loss", "DOUBLE[][][]"),
+        ("k", "UBIGINT"),
+        ("options", "VARCHAR"),
+        *MODEL_PARAMETERS,
+    ),
+    f"STRUCT(levels UINTEGER[], s UINTEGER[][], stats {_STATS})",
+)
 OPTIMAL = Method(
     "optimal",
-    "kanon_optimal",
+    KERNEL,
     optimal_sql,
     search_sql,
     options=(

@@ -19,7 +19,12 @@ from kanon.plan.coding import Coded, code_column
 from kanon.plan.release.memory import OK
 from kanon.sql.cte import Cte, internal
 
-__all__ = ["LIST_PARTS", "SAMPLE_TUPLES", "Packs", "pack_ctes", "rounds_for"]
+__all__ = ["LIST_PARTS", "PACK_PARAMETERS", "SAMPLE_TUPLES", "Packs", "pack_ctes", "rounds_for"]
+
+#: The kernel parameters of a pack: per quasi-identifier the leaf code of every tuple,
+#: the tuples' counts and numbers ``ts`` (in one order the kernels do not rely on: they
+#: read the tuples in order of ts).
+PACK_PARAMETERS = (("tuples", "UINTEGER[][]"), ("counts", "UBIGINT[]"), ("ts", "UBIGINT[]"))
 
 #: Tuples sampled per pack the rounds make (2^rounds of them): the last round's medians
 #: come from about this many tuples per block.

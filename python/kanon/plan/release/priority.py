@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 
-from kanon.plan.coding import code_columns, coded_ctes, hierarchy_lists
+from kanon.plan.coding import HIERARCHIES, code_columns, coded_ctes, hierarchy_lists
 from kanon.plan.hierarchies import priority_ranks, priority_weights
 from kanon.plan.release.local import (
     GROUP,
@@ -34,8 +34,9 @@ from kanon.plan.release.local import (
 )
 from kanon.plan.release.memory import memory_guard
 from kanon.plan.release.method import Method, Request
-from kanon.plan.release.packs import pack_ctes, rounds_for
+from kanon.plan.release.packs import PACK_PARAMETERS, pack_ctes, rounds_for
 from kanon.sql.cte import Cte, internal
+from kanon.sql.kernel import Kernel
 from kanon.sql.quote import literal
 
 __all__ = ["ITERATED", "ITERATED_PACK_ROWS", "PRIORITY", "PRIORITY_PACK_ROWS"]
@@ -51,7 +52,7 @@ ITERATED_PACK_ROWS = 1 << 15
 def priority_sql(request: Request) -> tuple[str, str]:
     """The release and assignment queries of ``method := 'priority'``."""
     order = ", ".join(str(r) for r in priority_ranks([q.priority for q in request.qis]))
-    return _greedy_sql(request, "kanon_priority", f"[{order}]::UINTEGER[]", PRIORITY_PACK_ROWS)
+    return _greedy_sql(request, PRIORITY_KERNEL, {"ranks": f"[{order}]"}, PRIORITY_PACK_ROWS)
 
 
 def iterated_sql(request: Request) -> tuple[str, str]:
@@ -59,10 +60,12 @@ def iterated_sql(request: Request) -> tuple[str, str]:
     qis = request.qis
     weighted = priority_weights([q.priority for q in qis]) or [q.weight for q in qis]
     weights = ", ".join(repr(float(w)) for w in weighted)
-    return _greedy_sql(request, "kanon_iterated", f"[{weights}]::DOUBLE[]", ITERATED_PACK_ROWS)
+    return _greedy_sql(request, ITERATED_KERNEL, {"weights": f"[{weights}]"}, ITERATED_PACK_ROWS)
 
 
-def _greedy_sql(request: Request, udf: str, per_qi: str, pack_rows: int) -> tuple[str, str]:
+def _greedy_sql(
+    request: Request, kernel_udf: Kernel, per_qi: dict[str, str], pack_rows: int
+) -> tuple[str, str]:
     """The queries of a greedy kernel ``udf`` taking ``per_qi``, a value per QI."""
     table, qis, options = request.table, request.qis, request.options
     m = len(qis)
@@ -71,11 +74,17 @@ def _greedy_sql(request: Request, udf: str, per_qi: str, pack_rows: int) -> tupl
     guard = memory_guard(options.method, ("mondrian", "optimal"), qis, request.rows, coded)
     rounds = rounds_for(request.rows, pack_rows)
     packs = pack_ctes(coded, keys, options.k, rounds, pack_rows, guard)
+    call = kernel_udf.call(
+        tuples="tuples",
+        counts="counts",
+        ts="ts",
+        hierarchies=f"[{hierarchy_lists(coded, qis)}]",
+        k=str(options.k),
+        options=literal(json.dumps({"m": m})),
+        **per_qi,
+    )
     kernel = Cte(
-        internal("kernel"),
-        f"SELECT b, ts, {udf}(tuples, counts, ts, [{hierarchy_lists(coded, qis)}], {per_qi}, "
-        f"{options.k}::UBIGINT, {literal(json.dumps({'m': m}))}) AS r FROM {packs.packs.ref}",
-        ("b", "ts", "r"),
+        internal("kernel"), f"SELECT b, ts, {call} AS r FROM {packs.packs.ref}", ("b", "ts", "r")
     )
     joined, tuple_groups = tuple_groups_ctes(coded, kernel, m)
     rows_sql = (
@@ -86,5 +95,25 @@ def _greedy_sql(request: Request, udf: str, per_qi: str, pack_rows: int) -> tupl
     return local_release(table, qis, request.identifiers, coded, ctes, rows_sql, "hierarchy")
 
 
-PRIORITY = Method("priority", "kanon_priority", priority_sql, options=("priorities",))
-ITERATED = Method("iterated", "kanon_iterated", iterated_sql, options=("priorities",))
+def _greedy_kernel(name: str, per_qi: tuple[str, str]) -> Kernel:
+    """A greedy kernel: a pack, its hierarchies, one value per QI, k; groups and levels."""
+    return Kernel(
+        f"kanon_{name}",
+        name,
+        (
+            *PACK_PARAMETERS,
+            ("hierarchies", HIERARCHIES),
+            per_qi,
+            ("k", "UBIGINT"),
+            ("options", "VARCHAR"),
+        ),
+        "STRUCT(g UINTEGER[], lv UINTEGER[][])",
+    )
+
+
+#: ``kanon_priority``: PrioPrivacy's greedy over the QIs' ranks.
+PRIORITY_KERNEL = _greedy_kernel("priority", ("ranks", "UINTEGER[]"))
+#: ``kanon_iterated``: ARX's iterated global recoding, the QIs weighted.
+ITERATED_KERNEL = _greedy_kernel("iterated", ("weights", "DOUBLE[]"))
+PRIORITY = Method("priority", PRIORITY_KERNEL, priority_sql, options=("priorities",))
+ITERATED = Method("iterated", ITERATED_KERNEL, iterated_sql, options=("priorities",))
