@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import typing
+from dataclasses import fields
 from pathlib import Path
 
 from kanon._options import MACROS
+from kanon.plan.metrics import METRICS, Metrics
 from kanon.plan.release.registry import METHODS
 
 REPO = Path(__file__).resolve().parent.parent
@@ -243,3 +246,12 @@ def test_the_rust_cycle_finder_finds_cycles(tmp_path: Path) -> None:
     (src / "pool.rs").write_text("pub struct Pool(crate::forest::cut::Cut);\n")
     cycles = rust_cycles_check.find_cycles(src)
     assert [sorted({p.name for p in c}) for c in cycles] == [["cut.rs", "pool.rs"]]
+
+
+def test_metrics_fields_are_the_declared_metrics() -> None:
+    """kanon.Metrics has one field per declared metric, in order, of its declared type."""
+    assert [f.name for f in fields(Metrics)] == [m.name for m in METRICS]
+    hints = typing.get_type_hints(Metrics)
+    for metric in METRICS:
+        kind = dict[str, float] if metric.kind is dict else metric.kind
+        assert hints[metric.name] == (kind | None if metric.optional else kind), metric.name

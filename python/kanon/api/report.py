@@ -33,7 +33,7 @@ from kanon.api.release import metrics
 from kanon.engine.inputs import as_table
 from kanon.exceptions import InvalidInputError
 from kanon.plan.catalog import Table, resolve_table
-from kanon.plan.metrics import number, percent
+from kanon.plan.metrics import METRICS, number, percent
 from kanon.sql.quote import ident, literal
 
 if TYPE_CHECKING:
@@ -332,40 +332,24 @@ def _summary(sides: tuple[_Side, _Side], m: Metrics) -> str:
             f"<td data-metric='after.{key}'>{fmt(b)}</td><td>{html.escape(legend)}</td></tr>"
         )
     # (data-metric key, label, legend, value): key, label and legend are HTML.
-    utility = [
-        (
-            "gcp",
-            "GCP",
-            "share of detail lost over all released QI cells (0: none, 100 %: all *)",
-            _pct(m.gcp),
-        ),
-        (
-            "suppressed",
-            "suppressed",
-            "records whose quasi-identifiers are all * or that were dropped",
-            _num(m.suppressed),
-        ),
-        ("dm", "DM", "discernibility: sum of class size² (lower is finer)", _num(m.dm)),
-        ("c_avg", "C_AVG", "(rows / classes) / k: 1 means classes of exactly k", _num(m.c_avg)),
-        (
-            "nue_quality",
-            "NUE quality",
-            "ARX's non-uniform entropy quality (100 %: nothing lost)",
-            _pct(m.nue_quality),
-        ),
-    ]
-    utility = [
-        (key, html.escape(label), html.escape(legend), v) for key, label, legend, v in utility
-    ]
-    utility += [
-        (
-            f"gcp_by_column.{user_text(c, 'attribute')}",
-            f"GCP of {user_text(c, 'html')}",
-            f"detail lost in column {user_text(c, 'html')}",
-            _pct(v),
-        )
-        for c, v in m.gcp_by_column.items()
-    ]
+    utility = []
+    for metric in METRICS:
+        if not metric.report:
+            continue
+        value = getattr(m, metric.name)
+        if metric.kind is dict:
+            utility += [
+                (
+                    f"{metric.name}.{user_text(c, 'attribute')}",
+                    html.escape(metric.label).format(column=user_text(c, "html")),
+                    html.escape(metric.legend).format(column=user_text(c, "html")),
+                    metric.shown(v, 4),
+                )
+                for c, v in value.items()
+            ]
+        else:
+            legend = html.escape(metric.legend.format(k=m.k))
+            utility.append((metric.name, html.escape(metric.label), legend, metric.shown(value, 4)))
     for key, label, legend, text in utility:
         rows.append(
             f"<tr><th>{label}</th><td></td><td data-metric='metrics.{key}'>{text}</td>"

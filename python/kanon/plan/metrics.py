@@ -99,41 +99,174 @@ from kanon.sql.quote import ident, literal
 from kanon.sql.types import has_position
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
 
     import duckdb
 
     from kanon.plan.hierarchies import QuasiIdentifier
 
-__all__ = ["COLUMNS", "Metrics", "plan_metrics"]
+__all__ = ["COLUMNS", "METRICS", "Metric", "Metrics", "plan_metrics"]
 
-#: The columns of ``kanon_metrics``, in order.
-COLUMNS = (
-    "rows",
-    "classes",
-    "min_class",
-    "k",
-    "cost",
-    "gcp",
-    "dm",
-    "c_avg",
-    "gcp_by_column",
-    "suppressed",
-    "loss",
-    "height",
-    "nue",
-    "nue_nonmonotonic",
-    "dm_star",
-    "dm_nonmonotonic",
-    "aecs",
-    "nue_quality",
-    "nue_quality_by_column",
+
+@dataclass(frozen=True)
+class Metric:
+    """One measure of ``kanon_metrics``: its column and field, its SQL, how it is shown.
+
+    ``sql`` is an expression over the parts of :func:`plan_metrics`' last query (the
+    subqueries ``c`` (classes), ``s`` (cells), ``t`` (totals), ``x`` (DM*) and the
+    per-QI sums in braces). ``label`` (empty: not printed) and ``legend`` are the printed
+    report's row, also the HTML report's when ``report``; a per-QI metric (``kind``
+    ``dict``) prints one row per QI, ``{column}`` in its label and legend.
+    """
+
+    name: str
+    sql: str
+    kind: type
+    optional: bool = False
+    label: str = ""
+    legend: str = ""
+    share: bool = False  # printed as a percent
+    report: bool = False  # a row of the HTML report's summary
+
+    def value(self, x: Any) -> Any:
+        """The Python value of this metric's SQL value."""
+        if x is None and self.optional:
+            return None
+        if self.kind is dict:
+            return {str(c): float(v) for c, v in dict(x).items()}
+        return self.kind(x)
+
+    def shown(self, x: Any, decimals: int = 3) -> str:
+        """The value as the reports print it (the HTML report with 4 decimals)."""
+        return percent(x) if self.share else number(x, decimals)
+
+
+#: Every column of ``kanon_metrics``, in order (see the module docstring); the fields of
+#: :class:`Metrics` are these, in this order (a test checks it).
+METRICS = (
+    Metric("rows", "c.rows", int, label="rows", legend="rows released"),
+    Metric(
+        "classes",
+        "c.classes",
+        int,
+        label="classes",
+        legend="groups of rows equal on all quasi-identifiers",
+    ),
+    Metric(
+        "min_class",
+        "c.min_class",
+        int,
+        label="smallest class",
+        legend="the k the release achieves",
+    ),
+    Metric("k", "c.k", int),
+    Metric(
+        "cost", "s.cost", float, label="cost", legend="sum of weight x level / height over cells"
+    ),
+    Metric(
+        "gcp",
+        "s.gcp",
+        float,
+        label="GCP",
+        legend="share of detail lost, 0 none, 100 % every QI *",
+        share=True,
+        report=True,
+    ),
+    Metric(
+        "dm",
+        "c.dm",
+        int,
+        label="DM",
+        legend="discernibility: sum of class size squared",
+        report=True,
+    ),
+    Metric(
+        "c_avg",
+        "CAST(c.rows AS DOUBLE) / c.classes / c.k",
+        float,
+        label="C_AVG",
+        legend="(rows / classes) / k, k = {k}: 1 is ideal",
+        report=True,
+    ),
+    Metric(
+        "gcp_by_column",
+        "s.gcp_by_column",
+        dict,
+        label="GCP of {column}",
+        legend="detail lost in column {column}",
+        share=True,
+        report=True,
+    ),
+    Metric(
+        "suppressed",
+        "t.s",
+        int,
+        label="suppressed",
+        legend="rows with every QI * or left out",
+        report=True,
+    ),
+    Metric(
+        "loss",
+        "CASE WHEN t.n = 0 THEN 0.0 ELSE (s.wloss + t.dropped * {total_weight}) "
+        "/ (t.n * {total_weight}) END",
+        float,
+        label="loss",
+        legend="GCP weighted, dropped rows losing all",
+        share=True,
+    ),
+    Metric("height", "s.height + t.dropped * {total_weight}", float),
+    Metric(
+        "nue",
+        "{gen}",
+        float,
+        optional=True,
+        label="NUE",
+        legend="non-uniform entropy (ARX); n/a without one level per QI",
+    ),
+    Metric("nue_nonmonotonic", "{gen} + {pen}", float, optional=True),
+    Metric(
+        "dm_star",
+        "CASE WHEN {leveled} THEN x.dm_star WHEN t.dropped = 0 THEN c.dm END",
+        int,
+        optional=True,
+        label="DM*",
+        legend="sum of class size squared, suppressed apart",
+    ),
+    Metric("dm_nonmonotonic", "(c.dm_kept + t.n * t.s)::BIGINT", int),
+    Metric(
+        "aecs",
+        "CAST(c.rows AS DOUBLE) / c.classes",
+        float,
+        label="AECS",
+        legend="average class size",
+    ),
+    Metric(
+        "nue_quality",
+        "{nue_quality}",
+        float,
+        label="NUE quality",
+        legend="ARX's entropy quality, 100 % nothing lost",
+        share=True,
+        report=True,
+    ),
+    Metric(
+        "nue_quality_by_column",
+        "MAP {{{nue_by_column}}}",
+        dict,
+        label="NUE quality of {column}",
+        share=True,
+    ),
 )
+#: The columns of ``kanon_metrics``, in order.
+COLUMNS = tuple(metric.name for metric in METRICS)
 
 
 @dataclass(frozen=True)
 class Metrics:
-    """The utility of a release (one row of ``kanon_metrics``; see the module docstring)."""
+    """The utility of a release (one row of ``kanon_metrics``; see the module docstring).
+
+    The fields are :data:`METRICS`, in order.
+    """
 
     rows: int
     classes: int
@@ -158,59 +291,30 @@ class Metrics:
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> Metrics:
         """The metrics of one row of :func:`plan_metrics`' query (columns :data:`COLUMNS`)."""
-        v = dict(zip(COLUMNS, row, strict=True))
-
-        def optional(x: Any, kind: Callable[[Any], Any]) -> Any:
-            return None if x is None else kind(x)
-
-        return cls(
-            rows=int(v["rows"]),
-            classes=int(v["classes"]),
-            min_class=int(v["min_class"]),
-            k=int(v["k"]),
-            cost=float(v["cost"]),
-            gcp=float(v["gcp"]),
-            dm=int(v["dm"]),
-            c_avg=float(v["c_avg"]),
-            gcp_by_column={str(c): float(x) for c, x in dict(v["gcp_by_column"]).items()},
-            suppressed=int(v["suppressed"]),
-            loss=float(v["loss"]),
-            height=float(v["height"]),
-            nue=optional(v["nue"], float),
-            nue_nonmonotonic=optional(v["nue_nonmonotonic"], float),
-            dm_star=optional(v["dm_star"], int),
-            dm_nonmonotonic=int(v["dm_nonmonotonic"]),
-            aecs=float(v["aecs"]),
-            nue_quality=float(v["nue_quality"]),
-            nue_quality_by_column={
-                str(c): float(x) for c, x in dict(v["nue_quality_by_column"]).items()
-            },
-        )
+        return cls(**{m.name: m.value(x) for m, x in zip(METRICS, row, strict=True)})
 
     def to_dict(self) -> dict[str, Any]:
         """Return the metrics as a plain dict."""
         return asdict(self)
 
+    def rows_shown(self) -> list[tuple[Metric, str, str, str]]:
+        """The printed rows: metric, label, value, legend; the per-QI ones last, by QI."""
+        out = []
+        for metric in METRICS:
+            if metric.label and metric.kind is not dict:
+                value = getattr(self, metric.name)
+                legend = metric.legend.format(k=self.k)
+                out.append((metric, metric.label, metric.shown(value), legend))
+        for metric in METRICS:
+            if metric.label and metric.kind is dict:
+                for column, value in getattr(self, metric.name).items():
+                    label = metric.label.format(column=column)
+                    legend = metric.legend.format(column=column)
+                    out.append((metric, label, metric.shown(value), legend))
+        return out
+
     def __str__(self) -> str:
-        shown = [
-            ("rows", number(self.rows), "rows released"),
-            ("classes", number(self.classes), "groups of rows equal on all quasi-identifiers"),
-            ("smallest class", number(self.min_class), "the k the release achieves"),
-            ("suppressed", number(self.suppressed), "rows with every QI * or left out"),
-            ("GCP", percent(self.gcp), "share of detail lost, 0 none, 100 % every QI *"),
-            ("DM", number(self.dm), "discernibility: sum of class size squared"),
-            ("C_AVG", number(self.c_avg), f"(rows / classes) / k, k = {self.k}: 1 is ideal"),
-            ("cost", number(self.cost), "sum of weight x level / height over cells"),
-            ("loss", percent(self.loss), "GCP weighted, dropped rows losing all"),
-            ("NUE", number(self.nue), "non-uniform entropy (ARX); n/a without one level per QI"),
-            ("DM*", number(self.dm_star), "sum of class size squared, suppressed apart"),
-            ("AECS", number(self.aecs), "average class size"),
-            ("NUE quality", percent(self.nue_quality), "ARX's entropy quality, 100 % nothing lost"),
-        ]
-        shown += [(f"GCP of {c}", percent(v), "") for c, v in self.gcp_by_column.items()]
-        shown += [
-            (f"NUE quality of {c}", percent(v), "") for c, v in self.nue_quality_by_column.items()
-        ]
+        shown = [(label, value, legend) for _, label, value, legend in self.rows_shown()]
         width = max(len(a) for a, _, _ in shown)
         digits = max(len(b) for _, b, _ in shown)
         return "\n".join(f"  {a:<{width}}  {b:>{digits}}   {c}".rstrip() for a, b, c in shown)
@@ -595,20 +699,18 @@ def plan_metrics(
         f"{literal(q.column.name)}: {_quality_sql(f'u{j}.res', f'u{j}.top')}"
         for j, q in enumerate(qis)
     )
+    parts = {
+        "total_weight": repr(total_weight),
+        "gen": gen,
+        "pen": pen,
+        "leveled": leveled,
+        "nue_quality": _quality_sql(res, top),
+        "nue_by_column": nue_by_column,
+    }
+    selected = ", ".join(f"{metric.sql.format(**parts)} AS {metric.name}" for metric in METRICS)
     return with_query(
         ctes,
-        "SELECT c.rows, c.classes, c.min_class, c.k, s.cost, s.gcp, c.dm, "
-        "CAST(c.rows AS DOUBLE) / c.classes / c.k AS c_avg, s.gcp_by_column, "
-        "t.s AS suppressed, "
-        f"CASE WHEN t.n = 0 THEN 0.0 ELSE (s.wloss + t.dropped * {total_weight!r}) "
-        f"/ (t.n * {total_weight!r}) END AS loss, "
-        f"s.height + t.dropped * {total_weight!r} AS height, "
-        f"{gen} AS nue, {gen} + {pen} AS nue_nonmonotonic, "
-        f"CASE WHEN {leveled} THEN x.dm_star WHEN t.dropped = 0 THEN c.dm END AS dm_star, "
-        "(c.dm_kept + t.n * t.s)::BIGINT AS dm_nonmonotonic, "
-        "CAST(c.rows AS DOUBLE) / c.classes AS aecs, "
-        f"{_quality_sql(res, top)} AS nue_quality, "
-        f"MAP {{{nue_by_column}}} AS nue_quality_by_column FROM "
+        f"SELECT {selected} FROM "
         f"(SELECT sum(n)::BIGINT AS rows, count(*)::BIGINT AS classes, min(n)::BIGINT "
         f"AS min_class, ({k_sql})::BIGINT AS k, sum(n * n)::BIGINT AS dm, "
         "coalesce(sum(n * n) FILTER (WHERE NOT sup), 0)::BIGINT AS dm_kept "
