@@ -26,7 +26,9 @@ if typing.TYPE_CHECKING:
     from collections.abc import Mapping
 
 __all__ = [
+    "L_VARIANTS",
     "MACROS",
+    "T_DISTANCES",
     "AnonymizeKeywords",
     "Macro",
     "Opt",
@@ -83,6 +85,11 @@ class Opt:
     choices: tuple[str, ...] = ()
     at_least: float | None = None
     below: float | None = None
+
+
+#: The variants of l-diversity and the ground distances of t-closeness.
+L_VARIANTS = ("distinct", "entropy", "recursive")
+T_DISTANCES = ("equal", "ordered", "hierarchical")
 
 
 class SearchKeywords(TypedDict, total=False):
@@ -156,6 +163,7 @@ class SearchKeywords(TypedDict, total=False):
             "VARCHAR",
             scoped=True,
             doc="'distinct' (default), 'entropy' or 'recursive' (with c)",
+            choices=L_VARIANTS,
         ),
     ]
     c: Annotated[
@@ -173,6 +181,7 @@ class SearchKeywords(TypedDict, total=False):
             scoped=True,
             doc="'equal', 'ordered' or 'hierarchical' (default: ordered for numbers and "
             "dates, else equal)",
+            choices=T_DISTANCES,
         ),
     ]
     population: Annotated[
@@ -283,7 +292,14 @@ class CheckKeywords(TypedDict, total=False):
         str | None,
         Opt("VARCHAR", doc="the population table of journalist risk", kind="name", cli=False),
     ]
-    t_distance: Annotated[str | None, Opt("VARCHAR", doc="'equal' or 'ordered' (default: by type)")]
+    t_distance: Annotated[
+        str | None,
+        Opt(
+            "VARCHAR",
+            doc="'equal', 'ordered' (default: by type) or 'hierarchical'",
+            choices=T_DISTANCES,
+        ),
+    ]
     recursive_l: Annotated[int | None, Opt("BIGINT", doc="the l of recursive (c,l)-diversity")]
     recursive_c: Annotated[float | None, Opt("DOUBLE", doc="the c of recursive (c,l)-diversity")]
     risk_threshold: Annotated[

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from kanon._options import column_names
 from kanon.engine.inputs import Data, as_table
 from kanon.plan.check import CheckOptions, plan_check, plan_classes
+from kanon.plan.models import CHECK_MEASURES
 
 if TYPE_CHECKING:
     import duckdb
@@ -16,13 +17,14 @@ if TYPE_CHECKING:
 
 __all__ = ["CheckReport", "check", "classes", "report"]
 
-#: Report fields shown with four decimals (the others: risks as percentages, counts).
-_DECIMALS = ("l_entropy", "recursive_c", "t", "delta_min", "delta_max")
-
 
 @dataclass(frozen=True)
 class CheckReport:
-    """One privacy check: the row ``kanon_check`` returns, with what was checked."""
+    """One privacy check: the row ``kanon_check`` returns, with what was checked.
+
+    The fields after ``sensitive`` are the measures :data:`kanon.plan.models.CHECK_MEASURES`,
+    in order (a test keeps them in step).
+    """
 
     qi: tuple[str, ...]
     sensitive: str | None
@@ -55,19 +57,12 @@ class CheckReport:
         lines = [f"quasi-identifiers: {', '.join(self.qi)}"]
         if self.sensitive is not None:
             lines.append(f"sensitive: {self.sensitive}")
-        shown = []
-        for key, label, legend in _LEGENDS:
-            value = getattr(self, key)
-            if value is None:
-                continue
-            if isinstance(value, float) and key not in _DECIMALS:
-                text = f"{value:.2%}" if "risk" in label or key == "marketer" else f"{value:g}"
-            elif isinstance(value, float):
-                text = f"{value:.4f}"
-            else:
-                text = f"{value:,}" if isinstance(value, int) else str(value)
-            label = label.format(l=self.recursive_l)
-            shown.append((label, text, legend.format(l=self.recursive_l)))
+        l = self.recursive_l  # noqa: E741 (the model's name)
+        shown = [
+            (m.label.format(l=l), m.shown(value), m.legend.format(l=l))
+            for m in CHECK_MEASURES
+            if m.label and (value := getattr(self, m.name)) is not None
+        ]
         width = max(len(label) for label, _, _ in shown)
         digits = max(len(text) for _, text, _ in shown)
         lines += [f"  {a:<{width}}  {b:>{digits}}   {c}" for a, b, c in shown]
@@ -77,28 +72,6 @@ class CheckReport:
                 + ", ".join(self.identifying_columns)
             )
         return "\n".join(lines)
-
-
-#: The printed report's lines: field, label, one-line legend ({l}: recursive_l).
-_LEGENDS = (
-    ("k", "k (smallest class)", "every row shares its quasi-identifiers with k - 1 others"),
-    ("classes", "equivalence classes", "groups of rows equal on all quasi-identifiers"),
-    ("rows", "rows", "rows checked"),
-    ("l_distinct", "l-diversity (distinct)", "fewest sensitive values in a class; 1 reveals it"),
-    ("l_entropy", "l-diversity (entropy)", "exp of the lowest sensitive entropy of a class"),
-    ("recursive_c", "recursive (c,l): smallest c for l={l}", "most common value < c x the rest"),
-    ("recursive_ok", "recursive (c,l) holds", "for the c asked"),
-    ("t", "t-closeness (max EMD)", "farthest a class's sensitive values lie from the table's"),
-    ("prosecutor_max", "prosecutor risk, max", "1 / k: the best odds of finding a known person"),
-    ("prosecutor_avg", "prosecutor risk, average", "1 / class size, averaged over rows"),
-    ("prosecutor_at_risk", "records at risk (prosecutor)", "rows whose risk exceeds the threshold"),
-    ("marketer", "marketer risk", "share of rows re-identified matching everyone"),
-    ("journalist_max", "journalist risk, max", "the same, class sizes in the population"),
-    ("journalist_avg", "journalist risk, average", "1 / population class size, over rows"),
-    ("journalist_at_risk", "records at risk (journalist)", "rows above the threshold"),
-    ("delta_min", "δ-presence, smallest share", "least share of a class's population in the data"),
-    ("delta_max", "δ-presence, largest share", "largest share: how sure membership is"),
-)
 
 
 def check(

@@ -14,6 +14,7 @@ import inspect
 from typing import TYPE_CHECKING
 
 from kanon import _core
+from kanon.plan.models import CHECK_MEASURES
 from kanon.plan.release.registry import METHODS
 from kanon.sql.kernel import Kernel
 
@@ -24,14 +25,8 @@ if TYPE_CHECKING:
 
 __all__ = ["KERNELS", "STATS_SQL_TYPE", "udf"]
 
-#: The statistics of ``kanon_class_stats``.
-STATS_SQL_TYPE = (
-    "STRUCT(k UBIGINT, classes UBIGINT, rows UBIGINT, l_distinct UBIGINT, l_entropy DOUBLE, "
-    "recursive_l UBIGINT, recursive_c DOUBLE, recursive_ok BOOLEAN, t DOUBLE, "
-    "prosecutor_max DOUBLE, prosecutor_avg DOUBLE, prosecutor_at_risk DOUBLE, marketer DOUBLE, "
-    "journalist_max DOUBLE, journalist_avg DOUBLE, journalist_at_risk DOUBLE, "
-    "delta_min DOUBLE, delta_max DOUBLE)"
-)
+#: The statistics of ``kanon_class_stats``: the measures of ``kanon_check``.
+STATS_SQL_TYPE = f"STRUCT({', '.join(f'{m.name} {m.sql}' for m in CHECK_MEASURES)})"
 _CLASSES = "STRUCT(n UBIGINT, pop UBIGINT, entries STRUCT(c UINTEGER, n UBIGINT)[])[]"
 _HKP = (
     "STRUCT(suppressed UINTEGER[], size1_moles UINTEGER[], moles UINTEGER[][], "

@@ -16,6 +16,12 @@ from kanon.hierarchy.base import value_text
 from kanon.plan.catalog import Column, Table, configured, resolve_columns, resolve_table
 from kanon.plan.coding import coded_hierarchy
 from kanon.plan.hierarchies import check_hierarchies, hierarchy_cte, hierarchy_of
+from kanon.plan.models import (
+    check_distance,
+    ground_distance,
+    sensitive_column,
+    sensitive_hierarchy,
+)
 from kanon.plan.roles import identifying_sql
 from kanon.sql.cte import Cte, internal, with_query
 from kanon.sql.quote import ident, literal
@@ -24,8 +30,6 @@ if TYPE_CHECKING:
     import duckdb
 
 __all__ = ["CheckOptions", "CheckPlan", "plan_check", "plan_classes"]
-
-T_DISTANCES = ("equal", "ordered", "hierarchical")
 
 
 @dataclass(frozen=True)
@@ -58,12 +62,7 @@ class CheckOptions:
             ):
                 msg = f"{what} must be a number, got {number!r}"
                 raise InvalidInputError(msg)
-        if self.t_distance is not None and self.t_distance not in T_DISTANCES:
-            msg = (
-                f"t_distance must be one of {', '.join(map(repr, T_DISTANCES))}, "
-                f"got {self.t_distance!r}"
-            )
-            raise InvalidInputError(msg)
+        check_distance(self.t_distance)
         if self.recursive_l is not None and self.recursive_l < 1:
             msg = f"recursive_l must be at least 1, got {self.recursive_l}"
             raise InvalidInputError(msg)
@@ -101,29 +100,6 @@ def quasi_identifiers(table: Table, qi: tuple[str, ...], config: Config) -> list
     return resolve_columns(table, names, "qi")
 
 
-def sensitive_column(
-    table: Table, sensitive: str | None, qis: list[Column], config: Config
-) -> Column | None:
-    """The sensitive column given, else the one configured (None if none)."""
-    if sensitive is None:
-        configured_sens = [c for c, role, _ in config if role == "sensitive"]
-        if len(configured_sens) > 1:
-            names = ", ".join(repr(c) for c in configured_sens)
-            msg = (
-                f"table {table.name!r} has several sensitive columns configured ({names}); "
-                "choose one with sensitive := '...'"
-            )
-            raise ConfigError(msg)
-        if not configured_sens:
-            return None
-        sensitive = configured_sens[0]
-    col = table.column(sensitive)
-    if col.name in {q.name for q in qis}:
-        msg = f"column {col.name!r} cannot be both a quasi-identifier and the sensitive column"
-        raise ConfigError(msg)
-    return col
-
-
 def _keys(qis: list[Column]) -> tuple[str, str]:
     select = ", ".join(f"{ident(c.name)} AS q{i}" for i, c in enumerate(qis))
     keys = ", ".join(f"q{i}" for i in range(len(qis)))
@@ -141,14 +117,7 @@ def _sensitive_hierarchy(
     dictionary (``sv`` of ``histogram`` → leaf code ``c``) and the SQL of the levels as a
     JSON object ``{"hierarchy": [[level 0], …]}``.
     """
-    name = next((h for c, _, h in config if c.lower() == sens.name.lower() and h is not None), None)
-    if name is None:
-        msg = (
-            f"t_distance 'hierarchical' needs a hierarchy for the sensitive column "
-            f"{sens.name!r} of table {table.name!r}: name a hierarchy table in "
-            "kanon_columns.hierarchy for that column"
-        )
-        raise ConfigError(msg)
+    name = sensitive_hierarchy(table, sens, [(c, h) for c, _, h in config])
     q = hierarchy_of(con, table, sens, name, 1.0)
     hierarchy = hierarchy_cte(0, q)
     check_hierarchies(con, table, [q], [hierarchy])
@@ -188,7 +157,7 @@ def plan_check(
     hierarchical = options.t_distance == "hierarchical"
     config = configured(con, table)
     qis = quasi_identifiers(table, options.qi, config)
-    sens = sensitive_column(table, options.sensitive, qis, config)
+    sens = sensitive_column(table, options.sensitive, qis, [(c, r) for c, r, _ in config])
     # The columns without a role (argument or configuration) whose values single out
     # rows are reported: a release would refuse them.
     declared = {c.lower() for c, _, _ in config} | {q.name.lower() for q in qis}
@@ -243,7 +212,7 @@ def plan_check(
             f"FROM {hist} JOIN {code} ON {hist}.sv IS NOT DISTINCT FROM {code}.sv "
             f"GROUP BY {hist_keys}",
         )
-        ordered = sens.ordered if options.t_distance is None else options.t_distance == "ordered"
+        ordered = ground_distance(options.t_distance, sens) == "ordered"
     ctes.append(entries)
     cls = entries.ref
     if options.population is None:

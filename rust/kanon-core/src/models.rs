@@ -18,6 +18,57 @@
 use crate::emd::{Emd, GroundDistance};
 use crate::error::{KernelError, Result};
 
+// What each model measures of one class: the one definition that the search enforces
+// (`ModelCheck::class_ok`) and the check reports (`stats::class_stats`). A class's
+// sensitive histogram is (code, rows) sorted by code with positive counts.
+
+/// Distinct l-diversity's measure: the class's distinct sensitive values.
+#[must_use]
+pub fn distinct(histogram: &[(u32, u64)]) -> u64 {
+    histogram.len() as u64
+}
+
+/// Entropy l-diversity's measure: the entropy (natural log) of the class's sensitive
+/// values, `rows` its rows; the model holds when it is at least `ln l`.
+#[must_use]
+pub fn entropy(histogram: &[(u32, u64)], rows: u64) -> f64 {
+    let n = rows as f64;
+    histogram
+        .iter()
+        .map(|&(_, c)| {
+            let p = c as f64 / n;
+            -p * p.ln()
+        })
+        .sum()
+}
+
+/// Recursive (c,l)-diversity's terms: the largest count `r_1` and the tail `r_l + … +
+/// r_m` of the class's counts sorted from largest (`sorted`, not empty).
+#[must_use]
+pub fn recursive_terms(sorted: &[u64], l: u64) -> (u64, u64) {
+    let skip = usize::try_from(l.saturating_sub(1)).unwrap_or(usize::MAX);
+    (sorted[0], sorted.iter().skip(skip).sum())
+}
+
+/// Whether recursive (c,l) holds for the terms of [`recursive_terms`]: `r_1 < c · tail`.
+#[must_use]
+pub fn recursive_holds((r1, tail): (u64, u64), c: f64) -> bool {
+    tail > 0 && (r1 as f64) < c * tail as f64
+}
+
+/// The smallest whole c for which recursive (c,l) holds (`inf` without a tail).
+#[must_use]
+pub fn recursive_c_needed((r1, tail): (u64, u64)) -> f64 {
+    r1.checked_div(tail)
+        .map_or(f64::INFINITY, |q| (q + 1) as f64)
+}
+
+/// δ-presence's measure: the class's rows over its population rows (None without any).
+#[must_use]
+pub fn presence(rows: u64, population: u64) -> Option<f64> {
+    (population > 0).then(|| rows as f64 / population as f64)
+}
+
 /// A variant of l-diversity (Machanavajjhala et al. 2007).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum LDiversity {
@@ -172,24 +223,12 @@ impl ModelCheck {
     pub fn class_ok(&self, histogram: &[(u32, u64)], rows: u64, population: u64) -> bool {
         if let Some(l) = self.l_diversity {
             let ok = match l {
-                LDiversity::Distinct(l) => histogram.len() as u64 >= l,
-                LDiversity::Entropy(l) => {
-                    let n = rows as f64;
-                    let entropy: f64 = histogram
-                        .iter()
-                        .map(|&(_, c)| {
-                            let p = c as f64 / n;
-                            -p * p.ln()
-                        })
-                        .sum();
-                    entropy >= l.ln() - SLACK
-                }
+                LDiversity::Distinct(l) => distinct(histogram) >= l,
+                LDiversity::Entropy(l) => entropy(histogram, rows) >= l.ln() - SLACK,
                 LDiversity::Recursive { c, l } => {
                     let mut counts: Vec<u64> = histogram.iter().map(|&(_, n)| n).collect();
                     counts.sort_unstable_by(|a, b| b.cmp(a));
-                    let skip = usize::try_from(l - 1).unwrap_or(usize::MAX);
-                    let tail: u64 = counts.iter().skip(skip).sum();
-                    tail > 0 && (counts[0] as f64) < c * tail as f64
+                    !counts.is_empty() && recursive_holds(recursive_terms(&counts, l), c)
                 }
             };
             if !ok {
@@ -202,12 +241,9 @@ impl ModelCheck {
             }
         }
         if let Some((lo, hi)) = self.delta {
-            if population == 0 {
-                return false;
-            }
-            let delta = rows as f64 / population as f64;
-            if delta < lo - SLACK || delta > hi + SLACK {
-                return false;
+            match presence(rows, population) {
+                Some(delta) if delta >= lo - SLACK && delta <= hi + SLACK => {}
+                _ => return false,
             }
         }
         true

@@ -3,6 +3,7 @@
 
 use crate::emd::{Emd, GroundDistance};
 use crate::error::{KernelError, Result};
+use crate::models::{self, merge_sorted};
 
 /// The ground distance of [`StatsOptions`]: [`GroundDistance`] under its former name.
 pub type Distance = GroundDistance;
@@ -170,10 +171,11 @@ pub fn class_stats(
             .sum();
         out.journalist_avg = Some(expected / n);
         out.journalist_at_risk = Some(at_risk(&sizes, pop, options.risk_threshold) / n);
+        // Every population class holds its sample class's rows (checked above): > 0.
         let (lo, hi) = sizes
             .iter()
             .zip(pop)
-            .map(|(&f, &big_f)| f as f64 / big_f as f64)
+            .filter_map(|(&f, &big_f)| models::presence(f, big_f))
             .fold((f64::INFINITY, 0.0_f64), |(lo, hi), d| {
                 (lo.min(d), hi.max(d))
             });
@@ -225,7 +227,6 @@ fn sensitive_stats(
     let mut min_entropy = f64::INFINITY;
     let mut t: f64 = 0.0;
     let mut class: Vec<(u32, u64)> = Vec::new();
-    let mut sorted_counts: Vec<u64> = Vec::new();
     let mut per_class_counts: Vec<Vec<u64>> = Vec::with_capacity(ranges.len());
     for &(lo, hi) in ranges {
         class.clear();
@@ -235,32 +236,14 @@ fn sensitive_stats(
                 .copied()
                 .zip(counts[lo..hi].iter().copied()),
         );
-        class.sort_unstable_by_key(|&(code, _)| code);
-        class.dedup_by(|next, kept| {
-            if next.0 == kept.0 {
-                kept.1 += next.1;
-                true
-            } else {
-                false
-            }
-        });
-        class.retain(|&(_, c)| c > 0);
+        merge_sorted(&mut class);
         let size: u64 = class.iter().map(|&(_, c)| c).sum();
-        let size_f = size as f64;
-        l_distinct = l_distinct.min(class.len() as u64);
-        let entropy: f64 = class
-            .iter()
-            .map(|&(_, c)| {
-                let p = c as f64 / size_f;
-                -p * p.ln()
-            })
-            .sum();
-        min_entropy = min_entropy.min(entropy);
+        l_distinct = l_distinct.min(models::distinct(&class));
+        min_entropy = min_entropy.min(models::entropy(&class, size));
         t = t.max(emd.distance(&class));
-        sorted_counts.clear();
-        sorted_counts.extend(class.iter().map(|&(_, c)| c));
-        sorted_counts.sort_unstable_by(|a, b| b.cmp(a));
-        per_class_counts.push(sorted_counts.clone());
+        let mut sorted: Vec<u64> = class.iter().map(|&(_, c)| c).collect();
+        sorted.sort_unstable_by(|a, b| b.cmp(a));
+        per_class_counts.push(sorted);
     }
     out.l_distinct = Some(l_distinct);
     out.l_entropy = Some(min_entropy.exp());
@@ -268,19 +251,13 @@ fn sensitive_stats(
     let l = options.recursive_l.unwrap_or(l_distinct);
     out.recursive_l = Some(l);
     if l >= 1 {
-        let l_idx = usize::try_from(l - 1).unwrap_or(usize::MAX);
         let mut c_needed: f64 = 1.0;
         let mut ok = true;
-        for r in &per_class_counts {
-            let tail: u64 = r.iter().skip(l_idx).sum();
-            if tail == 0 {
-                c_needed = f64::INFINITY;
-                ok = false;
-                continue;
-            }
-            c_needed = c_needed.max((r[0] / tail + 1) as f64);
+        for sorted in &per_class_counts {
+            let terms = models::recursive_terms(sorted, l);
+            c_needed = c_needed.max(models::recursive_c_needed(terms));
             if let Some(c) = options.recursive_c {
-                ok &= (r[0] as f64) < c * tail as f64;
+                ok &= models::recursive_holds(terms, c);
             }
         }
         out.recursive_c = Some(c_needed);

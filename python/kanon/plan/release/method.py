@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from kanon.plan.models import MODELS
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -19,7 +21,7 @@ if TYPE_CHECKING:
     from kanon.sql.cte import Cte
     from kanon.sql.kernel import Kernel
 
-__all__ = ["MODEL_OPTIONS", "Method", "Request"]
+__all__ = ["ALL_MODEL_OPTIONS", "MODEL_OPTIONS", "Method", "Request"]
 
 
 @dataclass(frozen=True)
@@ -68,5 +70,7 @@ class Method:
         return self.search is None
 
 
-#: The options of the privacy models besides k that the search and Mondrian enforce.
-MODEL_OPTIONS = ("l", "l_diversity", "c", "t", "t_distance")
+#: The options of the privacy models besides k that Mondrian enforces, and all of them
+#: (the optimal search's).
+MODEL_OPTIONS = tuple(o for m in MODELS if m.local for o in m.options)
+ALL_MODEL_OPTIONS = tuple(o for m in MODELS for o in m.options)

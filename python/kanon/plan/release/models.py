@@ -1,25 +1,24 @@
-"""Privacy models of the optimal search beyond k: l-diversity, t-closeness, δ-presence.
+"""The privacy models' arguments of the kernels that enforce them (optimal, Mondrian).
 
-:class:`PrivacyModels` holds what a call asks for (from Python keywords or the JSON the
-SQL macros pack); :func:`model_args` plans the SQL of the extra arguments of the kernel
-UDF ``kanon_optimal``: the sensitive value of every row as entries (tuple ``t``, code,
-rows), the sensitive hierarchy for the hierarchical ground distance, and the population's
-rows as label paths (per QI, the table's label code at every level) for δ-presence.
+The models are declared in :mod:`kanon.plan.models` (``PrivacyModels`` holds what a call
+asks for); :func:`resolve_models` finds the columns and tables they read, and
+:func:`model_args` plans the SQL of the kernels' extra arguments: the sensitive value of
+every row as entries (tuple ``t``, code, rows), the sensitive hierarchy for the
+hierarchical ground distance, and the population's rows as label paths (per QI, the
+table's label code at every level) for δ-presence.
 """
 
 from __future__ import annotations
 
-import json
-import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kanon.exceptions import ConfigError, InvalidInputError
+from kanon.exceptions import ConfigError
 from kanon.hierarchy.base import value_text
 from kanon.plan.catalog import resolve_columns, resolve_table
-from kanon.plan.check import sensitive_column
 from kanon.plan.coding import code_columns
 from kanon.plan.hierarchies import hierarchy_of
+from kanon.plan.models import PrivacyModels, sensitive_column, sensitive_hierarchy
 from kanon.sql.cte import Cte, internal
 from kanon.sql.quote import ident, literal
 
@@ -31,146 +30,16 @@ if TYPE_CHECKING:
     from kanon.plan.hierarchies import QuasiIdentifier
 
 __all__ = [
-    "L_VARIANTS",
     "MODEL_PARAMETERS",
     "NO_LABEL",
-    "T_DISTANCES",
-    "PrivacyModels",
     "ResolvedModels",
     "model_args",
     "population_table",
     "resolve_models",
 ]
 
-L_VARIANTS = ("distinct", "entropy", "recursive")
-T_DISTANCES = ("equal", "ordered", "hierarchical")
 #: A population label absent from the table's coded hierarchy (``lattice::NO_LABEL``).
 NO_LABEL = 2**32 - 1
-
-
-@dataclass(frozen=True)
-class PrivacyModels:
-    """The models a release must satisfy besides k-anonymity (all optional).
-
-    ``l`` with ``l_diversity`` ``'distinct'`` (default), ``'entropy'`` or ``'recursive'``
-    (with ``c``); ``t`` with ``t_distance`` ``'equal'``, ``'ordered'`` or
-    ``'hierarchical'`` (default: ordered for numbers and dates, else equal); ``population``
-    (a table holding the QI columns) with ``delta_min`` / ``delta_max``. ``sensitive``
-    names the sensitive column (default: the one configured); as an argument of a call it
-    may list several columns, all declared sensitive (``AnonymizeOptions.of``).
-    """
-
-    sensitive: str | list[str] | None = None
-    l: float | None = None  # noqa: E741 (the model's name)
-    l_diversity: str | None = None
-    c: float | None = None
-    t: float | None = None
-    t_distance: str | None = None
-    population: str | None = None
-    delta_min: float | None = None
-    delta_max: float | None = None
-
-    @classmethod
-    def from_json(cls, text: str | None) -> PrivacyModels:
-        """The models packed by the SQL macros (``to_json`` of a struct)."""
-        if not text:
-            return cls()
-        values: dict[str, Any] = json.loads(text)
-        return cls(**{k: values.get(k) for k in cls.__dataclass_fields__})
-
-    def to_dict(self) -> dict[str, Any]:
-        """The models as a plain dict."""
-        return asdict(self)
-
-    @property
-    def needs_sensitive(self) -> bool:
-        """Whether l-diversity or t-closeness is asked for."""
-        return self.l is not None or self.t is not None
-
-    @property
-    def delta(self) -> bool:
-        """Whether δ-presence is asked for."""
-        return self.population is not None
-
-    def any(self) -> bool:
-        """Whether any model besides k is asked for."""
-        return self.needs_sensitive or self.delta
-
-    def validate(self) -> None:
-        """Reject inconsistent or out-of-range parameters, naming them."""
-
-        def bad(msg: str) -> InvalidInputError:
-            return InvalidInputError(msg)
-
-        def number(name: str, value: float | None) -> None:
-            ok = isinstance(value, int | float) and not isinstance(value, bool)
-            if value is not None and (not ok or math.isnan(value)):
-                msg = f"{name} must be a number, got {value!r}"
-                raise bad(msg)
-
-        for name in ("l", "c", "t", "delta_min", "delta_max"):
-            number(name, getattr(self, name))
-        variant = self.l_diversity
-        if variant is not None and variant not in L_VARIANTS:
-            msg = f"l_diversity must be one of {', '.join(map(repr, L_VARIANTS))}, got {variant!r}"
-            raise bad(msg)
-        if self.l is None and (variant is not None or self.c is not None):
-            msg = "l_diversity and c need l (the number of well-represented values)"
-            raise bad(msg)
-        if self.l is not None:
-            variant = variant or "distinct"
-            if variant != "entropy" and (self.l != int(self.l) or self.l < 1):
-                msg = f"l must be a positive integer for {variant} l-diversity, got {self.l!r}"
-                raise bad(msg)
-            if variant == "entropy" and self.l < 1:
-                msg = f"l must be at least 1, got {self.l!r}"
-                raise bad(msg)
-            if (variant == "recursive") != (self.c is not None):
-                msg = "c is needed by, and only by, l_diversity := 'recursive'"
-                raise bad(msg)
-            if self.c is not None and self.c <= 0:
-                msg = f"c must be positive, got {self.c!r}"
-                raise bad(msg)
-        if self.t_distance is not None and self.t is None:
-            msg = "t_distance needs t (the largest distance allowed)"
-            raise bad(msg)
-        if self.t_distance is not None and self.t_distance not in T_DISTANCES:
-            msg = (
-                f"t_distance must be one of {', '.join(map(repr, T_DISTANCES))}, "
-                f"got {self.t_distance!r}"
-            )
-            raise bad(msg)
-        if self.t is not None and not 0 <= self.t <= 1:
-            msg = f"t must lie in [0, 1], got {self.t!r}"
-            raise bad(msg)
-        if self.population is None and (self.delta_min is not None or self.delta_max is not None):
-            msg = "delta_min and delta_max need population (the table the release is drawn from)"
-            raise bad(msg)
-        lo = 0.0 if self.delta_min is None else self.delta_min
-        hi = 1.0 if self.delta_max is None else self.delta_max
-        if not 0 <= lo <= hi <= 1:
-            msg = f"δ-presence needs 0 <= delta_min <= delta_max <= 1, got {lo!r} and {hi!r}"
-            raise bad(msg)
-        if self.sensitive is not None and not self.needs_sensitive:
-            msg = "sensitive names the column of l-diversity or t-closeness; give l or t too"
-            raise bad(msg)
-
-    def kernel(self, sensitive: Column | None) -> dict[str, Any]:
-        """The models as the kernel UDF's options (distance resolved for ``sensitive``)."""
-        out: dict[str, Any] = {}
-        if self.l is not None:
-            out["l"] = float(self.l)
-            out["l_diversity"] = self.l_diversity or "distinct"
-            out["c"] = self.c
-        if self.t is not None:
-            out["t"] = float(self.t)
-            out["t_distance"] = self.t_distance or (
-                "ordered" if sensitive is not None and sensitive.ordered else "equal"
-            )
-        if self.delta:
-            out["delta_min"] = 0.0 if self.delta_min is None else float(self.delta_min)
-            out["delta_max"] = 1.0 if self.delta_max is None else float(self.delta_max)
-        return out
 
 
 @dataclass(frozen=True)
@@ -235,7 +104,7 @@ def resolve_models(
     if models.needs_sensitive:
         columns = [q.column for q in qis]
         name = models.sensitive if isinstance(models.sensitive, str) else None
-        sens = sensitive_column(table, name, columns, [c[:3] for c in config])
+        sens = sensitive_column(table, name, columns, [c[:2] for c in config])
         if sens is None:
             msg = (
                 f"l-diversity and t-closeness need a sensitive column of table "
@@ -243,14 +112,7 @@ def resolve_models(
             )
             raise ConfigError(msg)
         if models.kernel(sens).get("t_distance") == "hierarchical":
-            name = next((h for c, _, h, _ in config if c.lower() == sens.name.lower()), None)
-            if name is None:
-                msg = (
-                    f"t_distance 'hierarchical' needs a hierarchy for the sensitive column "
-                    f"{sens.name!r}: configure one (kanon.configure(..., hierarchies=...) or "
-                    "kanon_columns.hierarchy)"
-                )
-                raise ConfigError(msg)
+            name = sensitive_hierarchy(table, sens, [(c, h) for c, _, h, _ in config])
             sq = hierarchy_of(con, table, sens, name, 1.0)
     pop_cols = []
     if population is not None:

@@ -36,7 +36,7 @@ from kanon.plan.coding import (
 from kanon.plan.measures import exact_positions, ncp_sql, value_points
 from kanon.plan.release.fulldomain import HISTORIC_REPORT, MARK, KernelPlan, transformation_release
 from kanon.plan.release.memory import OK, memory_guard
-from kanon.plan.release.method import MODEL_OPTIONS, Method, Request
+from kanon.plan.release.method import ALL_MODEL_OPTIONS, Method, Request
 from kanon.plan.release.models import MODEL_PARAMETERS, model_args
 from kanon.sql.cte import Cte, internal, with_query
 from kanon.sql.kernel import Kernel
@@ -329,9 +329,6 @@ OPTIMAL = Method(
         "drop_suppressed",
         "min_level",
         "max_level",
-        *MODEL_OPTIONS,
-        "population",
-        "delta_min",
-        "delta_max",
+        *ALL_MODEL_OPTIONS,
     ),
 )

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from kanon._options import column_names, defaults
 from kanon.exceptions import InvalidInputError
-from kanon.plan.release.models import PrivacyModels
+from kanon.plan.models import PrivacyModels
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
