@@ -15,9 +15,12 @@ from typing import TYPE_CHECKING
 import duckdb
 
 import kanon
+import kanon.engine.install as install
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    import pytest
 
 RELEASE = (
     "SELECT * FROM kanon('people', k := 3, qi := ['age', 'zip'], seed := 1, "
@@ -182,3 +185,28 @@ def test_a_read_only_database_is_checked_and_released_without_writing(tmp_path: 
     reopened = duckdb.connect(str(path))
     assert _catalog(reopened) == before
     reopened.close()
+
+
+def test_a_statement_is_planned_and_its_rows_counted_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``con.execute`` plans ``kanon(...)`` once: its k ≤ rows check counts the table once.
+
+    The relation API (``con.sql``) binds a statement twice, once to build the relation and
+    once to run it; the table may change in between, so the second plan is not cached.
+    """
+    calls: list[str] = []
+    planner = install.plan_anonymize
+
+    def counting(*args: object, **kwargs: object) -> object:
+        calls.append(str(args[1]))
+        return planner(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(install, "plan_anonymize", counting)
+    con = duckdb.connect()
+    _people(con)
+    kanon.install(con)
+    rows = con.execute(RELEASE).fetchall()
+    assert len(rows) == 300
+    assert calls == ["people"]
+    calls.clear()
+    assert len(con.sql(RELEASE).fetchall()) == 300
+    assert calls == ["people", "people"]
