@@ -100,10 +100,8 @@ class SearchKeywords(TypedDict, total=False):
         Opt(
             "VARCHAR",
             "forest",
-            doc="'forest' (default), 'forest_paper', 'mondrian', 'priority', 'iterated', "
-            "'optimal', "
-            "'datafly' or 'mu_argus' (kanon_search: 'optimal', 'datafly' or 'mu_argus', "
-            "default 'optimal')",
+            doc="a method of docs/methods.md, by name (default 'forest'; kanon_search: a "
+            "full-domain one, default 'optimal')",
         ),
     ]
     metric: Annotated[

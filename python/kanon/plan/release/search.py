@@ -55,9 +55,9 @@ def search_sql(plan: AnonymizePlan, options: AnonymizeOptions) -> str:
     """
     method = METHODS[options.method]
     if method.search is None:
+        full_domain = ", ".join(repr(name) for name, m in METHODS.items() if not m.local)
         msg = (
-            "kanon_search supports method 'optimal', 'datafly' or 'mu_argus' (full-domain "
-            f"generalization), got {options.method!r}"
+            f"kanon_search supports the full-domain methods ({full_domain}), got {options.method!r}"
         )
         raise InvalidInputError(msg)
     request = Request(
