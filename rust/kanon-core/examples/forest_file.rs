@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use kanon_core::cost::{CostModel, LevelCost};
 use kanon_core::decompose::decompose;
-use kanon_core::forest::build_forest;
+use kanon_core::forest::neighbours::build_forest;
 use kanon_core::improve::{improve_with_stats, release_cost, repair, Effort};
 use kanon_core::mondrian::{mondrian, MondrianOptions};
 

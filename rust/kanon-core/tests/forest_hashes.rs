@@ -7,7 +7,7 @@ use kanon_core::blocked::blocked_forest;
 use kanon_core::cost::{CostModel, LevelCost};
 use kanon_core::decompose::{decompose, decompose_component, max_group_size};
 use kanon_core::extend::{extend, NEW};
-use kanon_core::forest::{
+use kanon_core::forest::neighbours::{
     build_forest, forest_groups, nearest_neighbours, nearest_neighbours_scan,
     nearest_neighbours_trie,
 };

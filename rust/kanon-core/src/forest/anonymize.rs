@@ -4,7 +4,7 @@
 //! 1. Tuples are visited in value order (lexicographic on leaf codes), or in a seeded
 //!    permutation of it, so the result does not depend on the order the rows arrived in.
 //! 2. A tuple occurring at least k times is a group of its own (cost 0).
-//! 3. The other tuples are weighted vertices of FOREST ([`crate::forest::build_forest`]):
+//! 3. The other tuples are weighted vertices of FOREST ([`crate::forest::neighbours::build_forest`]):
 //!    exact k − 1 nearest neighbours, every tree ≥ k rows.
 //! 4. Trees are expanded to rows (the copies of a tuple hang on its first copy by
 //!    weight-0 edges) and cut by DECOMPOSE ([`crate::decompose::decompose`]).
@@ -13,7 +13,7 @@
 //! 6. Optionally, the improvement passes of [`crate::improve`] lower the cost while
 //!    keeping every group ≥ k. With the full effort they also start from the classes of
 //!    full-domain generalizations, cheapest first, when the cost is the hierarchy NCP
-//!    and the lattice is small enough ([`super::starts`]).
+//!    and the lattice is small enough ([`crate::forest::starts`]).
 //!
 //! Rows are numbered tuple by tuple in the caller's order: the rows of tuple `t` are
 //! `start_t .. start_t + counts[t]`, with `start_t = Σ_{s<t} counts[s]`.
@@ -23,16 +23,16 @@
 //! use the NCP of the groups' observed values (range labels); the levels are still the
 //! groups' lowest common hierarchy levels.
 
-use super::build::build_forest;
-use super::cost::CostModel;
-use super::decompose::decompose;
-use super::effort::Effort;
-use super::extents::release_cost;
-use super::levels::group_levels;
-use super::repair::repair;
-use super::starts::{improve_best, Start};
 use crate::cancel;
 use crate::error::{KernelError, Result};
+use crate::forest::cost::model::CostModel;
+use crate::forest::decompose::decompose;
+use crate::forest::improve::effort::Effort;
+use crate::forest::improve::extents::release_cost;
+use crate::forest::improve::levels::group_levels;
+use crate::forest::improve::repair::repair;
+use crate::forest::neighbours::build::build_forest;
+use crate::forest::starts::{improve_best, Start};
 
 /// What to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

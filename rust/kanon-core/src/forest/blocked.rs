@@ -11,11 +11,11 @@
 
 use rayon::prelude::*;
 
-use super::anonymize::{anonymize, ForestOptions, ForestStats, Release};
-use super::cost::{CostModel, LevelCost};
-use super::effort::scan_lookups;
-use super::neighbours::{query_lookups, Scan};
 use crate::error::{KernelError, Result};
+use crate::forest::anonymize::{anonymize, ForestOptions, ForestStats, Release};
+use crate::forest::cost::model::{CostModel, LevelCost};
+use crate::forest::improve::effort::scan_lookups;
+use crate::forest::neighbours::nearest::{query_lookups, Scan};
 use crate::hierarchy::Hierarchy;
 use crate::mondrian::{mondrian, MondrianOptions};
 

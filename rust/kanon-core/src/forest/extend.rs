@@ -10,12 +10,12 @@
 //! of new rows only is cut by DECOMPOSE into new groups of at least k rows. A repair pass
 //! then guarantees that every group holds at least k rows.
 
-use super::cost::CostModel;
-use super::decompose::decompose;
-use super::levels::{check_rows, group_levels};
-use super::neighbours::nearest_neighbours;
-use super::repair::repair;
 use crate::error::{KernelError, Result};
+use crate::forest::cost::model::CostModel;
+use crate::forest::decompose::decompose;
+use crate::forest::improve::levels::{check_rows, group_levels};
+use crate::forest::improve::repair::repair;
+use crate::forest::neighbours::nearest::nearest_neighbours;
 
 /// The group of a row that is not placed yet.
 pub const NEW: u32 = u32::MAX;

@@ -10,29 +10,29 @@
 //! within [`BOTH_WITHIN`] of each other (then the passes may still reverse the order),
 //! and keeps the cheaper result.
 
-use super::cost::{CostModel, LevelCost};
-use super::effort::Effort;
-use super::extents::release_cost;
-use super::passes::improve;
 use crate::error::{KernelError, Result};
+use crate::forest::cost::model::{CostModel, LevelCost};
+use crate::forest::improve::effort::Effort;
+use crate::forest::improve::extents::release_cost;
+use crate::forest::improve::passes::improve;
 use crate::iterated::{cheapest_first, lattice_nodes};
 
 /// The start is built when the lattice's nodes times the distinct tuples stay within
 /// this: each node groups at most the unreleased tuples, once, so this bounds the
 /// start's grouping work (Adult's 9 QIs: 12,960 nodes × 19,502 tuples).
-pub(super) const ITERATED_WORK: u64 = 1 << 28;
+pub(crate) const ITERATED_WORK: u64 = 1 << 28;
 
 /// The start is given up (the forest's groups alone are improved) when more tuples than
 /// this wait in classes at once, 64 MiB of tuple ids (Adult: at most 0.66 million).
-pub(super) const WAITING_TUPLES: usize = 1 << 24;
+pub(crate) const WAITING_TUPLES: usize = 1 << 24;
 
 /// Both starts are improved when the costlier one costs at most this many times the
 /// other: the passes lower the forest's groups by 16 to 60 % on Adult, the cheapest-first
 /// start's by 0.1 to 7 %, so a start that far behind does not catch up.
-pub(super) const BOTH_WITHIN: f64 = 1.25;
+pub(crate) const BOTH_WITHIN: f64 = 1.25;
 
 /// A grouping the passes may start from, and its cost.
-pub(super) struct Start {
+pub(crate) struct Start {
     /// Group of every row.
     pub group_of_row: Vec<u32>,
     /// Number of groups.
@@ -43,7 +43,7 @@ pub(super) struct Start {
 
 /// The improved grouping, its cost, the cost of the start it came from, and whether that
 /// start was the cheapest-first classes.
-pub(super) struct Best {
+pub(crate) struct Best {
     pub group_of_row: Vec<u32>,
     pub groups: usize,
     pub cost: f64,
@@ -58,7 +58,7 @@ pub(super) struct Best {
 /// # Errors
 /// Errors of the kernels it calls (cancellation).
 #[allow(clippy::too_many_arguments)]
-pub(super) fn improve_best(
+pub(crate) fn improve_best(
     model: &CostModel,
     tuples: &[u32],
     m: usize,
@@ -122,7 +122,7 @@ pub(super) fn improve_best(
 ///
 /// # Errors
 /// Errors of the kernels it calls (cancellation).
-pub(super) fn classes_start(
+pub(crate) fn classes_start(
     model: &CostModel,
     tuples: &[u32],
     m: usize,

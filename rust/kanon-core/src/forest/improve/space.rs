@@ -3,51 +3,51 @@
 
 use rayon::prelude::*;
 
-use super::cost::CostModel;
-use super::cut::best_cut;
-use super::effort::PARALLEL_SPLIT_ROWS;
-use super::orders::inverse;
-use super::scale::{numeric_units, PerKey};
 use crate::cancel;
+use crate::forest::cost::model::CostModel;
+use crate::forest::cost::orders::inverse;
+use crate::forest::cost::scale::{numeric_units, PerKey};
+use crate::forest::improve::cut::best_cut;
+use crate::forest::improve::effort::PARALLEL_SPLIT_ROWS;
 
 /// A set attribute active in [`Space::running_units`]: its index in [`Space::sets`], the
 /// attribute, the values of the rows, whether each was seen, and the distinct values seen.
 type Counted = (usize, usize, Vec<u32>, Vec<bool>, usize);
 
 /// Read-only view of the rows for the passes: depth-first ranks and interval costs.
-pub(super) struct Space<'a> {
-    pub(super) model: &'a CostModel,
-    pub(super) m: usize,
-    pub(super) k: usize,
-    pub(super) tuple_of_row: &'a [u32],
+pub(crate) struct Space<'a> {
+    pub(crate) model: &'a CostModel,
+    pub(crate) m: usize,
+    pub(crate) k: usize,
+    pub(crate) tuple_of_row: &'a [u32],
     /// `rank[t · m + j]`: depth-first rank of tuple `t`'s leaf in hierarchy `j`.
     rank: Vec<u32>,
-    pub(super) spans: Vec<Span<'a>>,
+    pub(crate) spans: Vec<Span<'a>>,
     /// Attributes by decreasing units of their cheapest mismatch (ties by index).
-    pub(super) importance: Vec<usize>,
+    pub(crate) importance: Vec<usize>,
     /// `split_key[a][t]`: position of tuple `t` among all tuples sorted by their rank in
     /// attribute `a`, then by their ranks in the other attributes in `importance` order.
     split_key: Vec<Vec<u32>>,
     /// The attributes priced by their distinct values ([`CostModel::is_set`]); their
     /// ranks are their values, and [`Self::span`] prices them 0.
-    pub(super) sets: Vec<usize>,
+    pub(crate) sets: Vec<usize>,
     /// Units of one distinct value beyond the first, per attribute of `sets`.
-    pub(super) set_unit: Vec<u64>,
+    pub(crate) set_unit: Vec<u64>,
     /// Per attribute: its index in `sets`, [`NOT_SET`] for a range attribute.
-    pub(super) set_of: Vec<usize>,
+    pub(crate) set_of: Vec<usize>,
 }
 
 /// [`Space::set_of`] of an attribute priced by its range.
-pub(super) const NOT_SET: usize = usize::MAX;
+pub(crate) const NOT_SET: usize = usize::MAX;
 
 /// Units of the meet of a rank range of one attribute (the model's, see
-/// [`super::orders::Orders`]).
-pub(super) struct Span<'a> {
-    pub(super) leaves: usize,
+/// [`crate::forest::cost::orders::Orders`]).
+pub(crate) struct Span<'a> {
+    pub(crate) leaves: usize,
     /// `table[lo · leaves + hi]` for `lo < hi`, if the attribute is small enough.
     table: Option<&'a [u64]>,
     /// The leaf of every rank ([`CostModel::interval_ranks`]).
-    pub(super) leaf_at: &'a [u32],
+    pub(crate) leaf_at: &'a [u32],
     /// Priced by its distinct values, not by a range: every range costs 0 here.
     set: bool,
     /// A numeric attribute of range costs without a table: keys by rank, units of a key
@@ -56,7 +56,7 @@ pub(super) struct Span<'a> {
 }
 
 impl<'a> Space<'a> {
-    pub(super) fn new(
+    pub(crate) fn new(
         model: &'a CostModel,
         tuples: &[u32],
         m: usize,
@@ -116,18 +116,18 @@ impl<'a> Space<'a> {
     }
 
     /// Ranks of tuple `t`.
-    pub(super) fn ranks(&self, t: u32) -> &[u32] {
+    pub(crate) fn ranks(&self, t: u32) -> &[u32] {
         &self.rank[t as usize * self.m..(t as usize + 1) * self.m]
     }
 
     /// Ranks of the tuple of row `r`.
-    pub(super) fn row_ranks(&self, r: u32) -> &[u32] {
+    pub(crate) fn row_ranks(&self, r: u32) -> &[u32] {
         self.ranks(self.tuple_of_row[r as usize])
     }
 
     /// Units of the meet of ranks `lo..=hi` of attribute `j` (0 for `lo ≥ hi`, and for an
     /// attribute of [`Self::sets`]).
-    pub(super) fn span(&self, j: usize, lo: u32, hi: u32) -> u64 {
+    pub(crate) fn span(&self, j: usize, lo: u32, hi: u32) -> u64 {
         if lo >= hi {
             return 0;
         }
@@ -148,7 +148,7 @@ impl<'a> Space<'a> {
     /// Units of one row of a group holding `distinct` values of set attribute `s` (an
     /// index into [`Self::sets`]).
     #[inline]
-    pub(super) fn set_units(&self, s: usize, distinct: usize) -> u64 {
+    pub(crate) fn set_units(&self, s: usize, distinct: usize) -> u64 {
         distinct.saturating_sub(1) as u64 * self.set_unit[s]
     }
 
@@ -172,7 +172,7 @@ impl<'a> Space<'a> {
 
     /// Units of one row of a group with rank ranges `ranges` (`(lo, hi)` per attribute;
     /// `lo > hi` for none), widened to hold ranks `x`.
-    pub(super) fn units_with(&self, ranges: &[(u32, u32)], x: &[u32]) -> u64 {
+    pub(crate) fn units_with(&self, ranges: &[(u32, u32)], x: &[u32]) -> u64 {
         ranges
             .iter()
             .zip(x)
@@ -182,7 +182,7 @@ impl<'a> Space<'a> {
     }
 
     /// Units of one row of a group with rank ranges `ranges`.
-    pub(super) fn units_in(&self, ranges: &[(u32, u32)]) -> u64 {
+    pub(crate) fn units_in(&self, ranges: &[(u32, u32)]) -> u64 {
         ranges
             .iter()
             .enumerate()
@@ -201,14 +201,14 @@ impl<'a> Space<'a> {
     }
 
     /// Units of one row of a group made of `rows`.
-    pub(super) fn units_of(&self, rows: &[u32]) -> u64 {
+    pub(crate) fn units_of(&self, rows: &[u32]) -> u64 {
         let mut ranges = vec![(u32::MAX, 0u32); self.m];
         self.ranges_of(rows, &mut ranges);
         self.units_in(&ranges) + self.set_units_of(rows)
     }
 
     /// Pair cost of tuples `a` and `b` in units.
-    pub(super) fn pair_units(&self, a: u32, b: u32) -> u64 {
+    pub(crate) fn pair_units(&self, a: u32, b: u32) -> u64 {
         let (x, y) = (self.ranks(a), self.ranks(b));
         let ranged: u64 = (0..self.m)
             .map(|j| self.span(j, x[j].min(y[j]), x[j].max(y[j])))
@@ -259,7 +259,7 @@ impl<'a> Space<'a> {
     /// The near tuples of every tuple: the `count` closest (by pair cost, ties by id)
     /// among the `window` tuples on each side of it in one sorted order per attribute of
     /// more than one leaf (the other attributes by importance, that attribute last).
-    pub(super) fn near_tuples(&self, n: usize, count: usize, window: usize) -> Vec<Vec<u32>> {
+    pub(crate) fn near_tuples(&self, n: usize, count: usize, window: usize) -> Vec<Vec<u32>> {
         let lasts: Vec<usize> = (0..self.m).filter(|&j| self.spans[j].leaves > 1).collect();
         let orders: Vec<Vec<u32>> = lasts
             .into_par_iter()
@@ -389,7 +389,7 @@ impl<'a> Space<'a> {
 
     /// Cut `rows` recursively by [`Self::best_cut`] while cuts lower the cost; the parts
     /// in a fixed order (left before right).
-    pub(super) fn split(&self, rows: Vec<u32>) -> Vec<Vec<u32>> {
+    pub(crate) fn split(&self, rows: Vec<u32>) -> Vec<Vec<u32>> {
         let mut done = Vec::new();
         let mut stack = vec![rows];
         while let Some(rows) = stack.pop() {

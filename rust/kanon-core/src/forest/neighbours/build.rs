@@ -12,11 +12,11 @@
 //! Ties are broken by vertex index everywhere (costs are exact, see [`crate::cost`]), so
 //! the same input always gives the same forest.
 
-use super::cost::CostModel;
-use super::cost::LevelCost;
-use super::neighbours::{nearest_neighbours, Scan};
 use crate::cancel;
 use crate::error::{KernelError, Result};
+use crate::forest::cost::model::CostModel;
+use crate::forest::cost::model::LevelCost;
+use crate::forest::neighbours::nearest::{nearest_neighbours, Scan};
 
 /// FOREST (Aggarwal et al. 2005): grow a directed forest until every tree weighs at least
 /// `k`.
@@ -61,7 +61,7 @@ use crate::error::{KernelError, Result};
 ///
 /// # Examples
 /// ```
-/// use kanon_core::forest::forest;
+/// use kanon_core::forest::neighbours::forest;
 /// // four vertices on a line 0 - 1 - 2 - 3 with costs 1, 3, 1
 /// let nn = vec![
 ///     vec![(1.0, 1), (4.0, 2)],
@@ -169,7 +169,7 @@ where
 ///
 /// # Examples
 /// ```
-/// use kanon_core::forest::forest_groups;
+/// use kanon_core::forest::neighbours::forest_groups;
 /// let groups = forest_groups(&[Some(3), None, Some(1), None]).unwrap();
 /// assert_eq!(groups, vec![vec![0, 3], vec![1, 2]]);
 /// ```
@@ -240,7 +240,7 @@ pub fn forest_groups(parent: &[Option<u32>]) -> Result<Vec<Vec<u32>>> {
 /// # Examples
 /// ```
 /// use kanon_core::cost::{CostModel, LevelCost};
-/// use kanon_core::forest::{build_forest, forest_groups};
+/// use kanon_core::forest::neighbours::{build_forest, forest_groups};
 /// use kanon_core::Hierarchy;
 /// let age = Hierarchy::try_from_levels(&[&[0, 1, 2, 3], &[0, 0, 1, 1], &[0, 0, 0, 0]]).unwrap();
 /// let model = CostModel::try_new(vec![age], vec![1.0], LevelCost::Ncp).unwrap();

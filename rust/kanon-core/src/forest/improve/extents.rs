@@ -1,22 +1,22 @@
 //! Observed extents of groups (rank ranges and distinct categories) under
 //! [`LevelCost::Range`], and the cost of a release.
 
-use super::cost::{CostModel, LevelCost};
-use super::levels::{check_rows, group_levels};
 use crate::error::Result;
+use crate::forest::cost::model::{CostModel, LevelCost};
+use crate::forest::improve::levels::{check_rows, group_levels};
 
 /// A group summarized for its cost: its row count, the rank range of every attribute
 /// priced by a leaf order ([`CostModel::interval_ranks`]) and the sorted distinct ranks
 /// of every categorical attribute under [`LevelCost::Range`] ([`CostModel::is_set`]).
-pub(super) struct Extent {
-    pub(super) size: usize,
+pub(crate) struct Extent {
+    pub(crate) size: usize,
     ranges: Vec<(u32, u32)>,
     /// Per attribute of [`Extents::sets`].
     sets: Vec<Vec<u32>>,
 }
 
 /// The leaf ranks that [`Extent`]s are made of.
-pub(super) struct Extents<'a> {
+pub(crate) struct Extents<'a> {
     model: &'a CostModel,
     m: usize,
     /// `ranks[j][leaf]`, and `leaf_at[j][rank]`.
@@ -27,7 +27,7 @@ pub(super) struct Extents<'a> {
 }
 
 impl<'a> Extents<'a> {
-    pub(super) fn new(model: &'a CostModel, m: usize) -> Self {
+    pub(crate) fn new(model: &'a CostModel, m: usize) -> Self {
         let orders = model.orders();
         let ranks = (0..m)
             .map(|j| orders.interval(j).ranks.as_slice())
@@ -45,7 +45,7 @@ impl<'a> Extents<'a> {
     }
 
     /// The extents of groups `0..groups` of the rows.
-    pub(super) fn of_groups(
+    pub(crate) fn of_groups(
         &self,
         tuples: &[u32],
         tuple_of_row: &[u32],
@@ -82,7 +82,7 @@ impl<'a> Extents<'a> {
     }
 
     /// Units of one row of a group.
-    pub(super) fn units(&self, e: &Extent) -> u64 {
+    pub(crate) fn units(&self, e: &Extent) -> u64 {
         let ranged: u64 = e
             .ranges
             .iter()
@@ -104,7 +104,7 @@ impl<'a> Extents<'a> {
     }
 
     /// The extent of the union of two groups.
-    pub(super) fn union(&self, a: &Extent, b: &Extent) -> Extent {
+    pub(crate) fn union(&self, a: &Extent, b: &Extent) -> Extent {
         Extent {
             size: a.size + b.size,
             ranges: a

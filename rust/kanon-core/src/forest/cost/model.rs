@@ -31,7 +31,7 @@
 //! minus the smallest, and `|A_j|` is the categorical attribute's leaf count. A NaN key is
 //! a missing value (SQL NULL): a group holding it and any other leaf releases `*`, which
 //! costs the attribute's whole weight. Both terms are metrics, but not ultrametrics along
-//! the hierarchy, so the trie of [`crate::forest::nearest_neighbours`] is not used (the
+//! the hierarchy, so the trie of [`crate::forest::neighbours::nearest_neighbours`] is not used (the
 //! lists come from the full scan), and the group cost is not a function of the group's
 //! meet: [`crate::improve`] summarizes a numeric attribute by the range of its keys' ranks
 //! and a categorical one by its distinct values. The hierarchy still gives each group its
@@ -62,11 +62,13 @@
 //! Totals stay below 2^52 units in both modes, so `units / scale` is strictly monotone:
 //! comparing the `f64` costs is comparing the units.
 
-use super::orders::Orders;
-use super::paths::{Paths, Rung};
-use super::range::RangeAttribute;
-use super::scale::{check_model, exact_scale, fixed_scale, key_units, term_units, PerKey};
 use crate::error::{KernelError, Result};
+use crate::forest::cost::orders::Orders;
+use crate::forest::cost::paths::{Paths, Rung};
+use crate::forest::cost::range::RangeAttribute;
+use crate::forest::cost::scale::{
+    check_model, exact_scale, fixed_scale, key_units, term_units, PerKey,
+};
 use crate::hierarchy::Hierarchy;
 
 /// Attributes with at most this many leaves get a dense `leaf × leaf → units` table
@@ -406,7 +408,7 @@ impl CostModel {
     /// the units of a key difference and of the whole weight, so that the units of ranks
     /// `lo < hi` are [`numeric_units`] of their keys ([`Self::attribute_units`] of their
     /// leaves); `None` for the others.
-    pub(super) fn rank_keys(&self, j: usize) -> Option<(&[f64], PerKey, u64)> {
+    pub(crate) fn rank_keys(&self, j: usize) -> Option<(&[f64], PerKey, u64)> {
         match self.range.get(j) {
             Some(RangeAttribute::Numeric {
                 by_rank, per, full, ..
@@ -643,7 +645,7 @@ impl CostModel {
     /// `out[i]` = [`Self::attribute_units`] of `leaf` and `others[i]` (the scan's rows);
     /// `keys[i]`, where given, the key of `others[i]` under range costs (a numeric
     /// attribute's keys read once per scan: a wide attribute's lie far apart).
-    pub(super) fn fill_units(
+    pub(crate) fn fill_units(
         &self,
         j: usize,
         leaf: u32,
@@ -663,13 +665,13 @@ impl CostModel {
     }
 
     /// Whether attribute `j` has paths (no dense table) and meets price its pairs.
-    pub(super) fn climbs(&self, j: usize) -> bool {
+    pub(crate) fn climbs(&self, j: usize) -> bool {
         self.kind != LevelCost::Range && self.paths[j].is_some()
     }
 
     /// Write the [`Rung`]s of `leaf` of an attribute `j` that [`Self::climbs`] to
     /// `ladder`: its units to the leaves of given ranks are `paths::climb_all`'s.
-    pub(super) fn ladder(&self, j: usize, leaf: u32, ladder: &mut Vec<Rung>) {
+    pub(crate) fn ladder(&self, j: usize, leaf: u32, ladder: &mut Vec<Rung>) {
         let units = &self.node_units[j];
         let price = |level: usize, code: u32| units[level][code as usize];
         let paths = self.paths[j].as_ref().expect("attribute without paths");
@@ -677,7 +679,7 @@ impl CostModel {
     }
 
     /// The depth-first rank of `leaf` of an attribute `j` that [`Self::climbs`].
-    pub(super) fn rank(&self, j: usize, leaf: u32) -> u32 {
+    pub(crate) fn rank(&self, j: usize, leaf: u32) -> u32 {
         self.orders.dfs(j).ranks[leaf as usize]
     }
 
@@ -716,7 +718,7 @@ impl CostModel {
     }
 
     /// The model's leaf orders (computed once, shared by every block).
-    pub(super) fn orders(&self) -> &Orders {
+    pub(crate) fn orders(&self) -> &Orders {
         &self.orders
     }
 

@@ -1,8 +1,8 @@
 //! The generalization level of every group, and the checks of row arrays shared by the
 //! group-level passes.
 
-use super::cost::CostModel;
 use crate::error::{KernelError, Result};
+use crate::forest::cost::model::CostModel;
 
 /// Generalization level of every group and attribute: `levels[g · m + j]` is the lowest
 /// level of hierarchy `j` at which all of group `g`'s values coincide (0 for a group

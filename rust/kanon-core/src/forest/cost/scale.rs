@@ -5,11 +5,11 @@ use crate::error::{KernelError, Result};
 use crate::hierarchy::Hierarchy;
 
 /// Bound on the largest total cost in units (see the module docs of `cost`).
-pub(super) const UNIT_LIMIT: u128 = 1 << 50;
+pub(crate) const UNIT_LIMIT: u128 = 1 << 50;
 
 /// Units of a key difference of a numeric attribute.
 #[derive(Debug, Clone, Copy)]
-pub(super) enum PerKey {
+pub(crate) enum PerKey {
     /// Integer keys: exactly `difference · units` units.
     Exact(u64),
     /// `round(difference · factor)` units, at most the whole weight.
@@ -18,7 +18,7 @@ pub(super) enum PerKey {
 
 /// Range units of keys `x` and `y`: all of them where either is missing (NaN).
 #[inline]
-pub(super) fn numeric_units(x: f64, y: f64, per: PerKey, full: u64) -> u64 {
+pub(crate) fn numeric_units(x: f64, y: f64, per: PerKey, full: u64) -> u64 {
     match x.is_nan() || y.is_nan() {
         true => full,
         false => key_units((x - y).abs(), per, full),
@@ -27,7 +27,7 @@ pub(super) fn numeric_units(x: f64, y: f64, per: PerKey, full: u64) -> u64 {
 
 /// Units of a key difference `difference ≥ 0` (at most the span) of a numeric attribute.
 #[inline]
-pub(super) fn key_units(difference: f64, per: PerKey, full: u64) -> u64 {
+pub(crate) fn key_units(difference: f64, per: PerKey, full: u64) -> u64 {
     match per {
         // An exact integer below 2^53 (checked keys), times units ≤ w · lcm / span.
         PerKey::Exact(units) => difference as u64 * units,
@@ -51,7 +51,7 @@ fn round_units(x: f64) -> u64 {
 }
 
 /// Check the hierarchies and weights of a model.
-pub(super) fn check_model(hierarchies: &[Hierarchy], weights: &[f64]) -> Result<()> {
+pub(crate) fn check_model(hierarchies: &[Hierarchy], weights: &[f64]) -> Result<()> {
     let invalid = |message: String| KernelError::InvalidArgument {
         kernel: "cost model",
         message,
@@ -83,7 +83,7 @@ pub(super) fn check_model(hierarchies: &[Hierarchy], weights: &[f64]) -> Result<
 
 /// The exact scale (lcm of the denominators) when every weight is an integer and the
 /// largest total stays within [`UNIT_LIMIT`].
-pub(super) fn exact_scale(weights: &[f64], denominators: &[u64]) -> Option<u64> {
+pub(crate) fn exact_scale(weights: &[f64], denominators: &[u64]) -> Option<u64> {
     if !weights
         .iter()
         .all(|&w| w.fract() == 0.0 && w <= UNIT_LIMIT as f64)
@@ -108,7 +108,7 @@ pub(super) fn exact_scale(weights: &[f64], denominators: &[u64]) -> Option<u64> 
 }
 
 /// A power-of-two scale putting the largest total just below 2^50 units.
-pub(super) fn fixed_scale(weights: &[f64], denominators: &[u64]) -> Result<f64> {
+pub(crate) fn fixed_scale(weights: &[f64], denominators: &[u64]) -> Result<f64> {
     let total: f64 = weights
         .iter()
         .zip(denominators)
@@ -127,7 +127,7 @@ pub(super) fn fixed_scale(weights: &[f64], denominators: &[u64]) -> Result<f64> 
 }
 
 /// Weighted units of a node whose unweighted cost is `p / q`.
-pub(super) fn term_units(p: u64, q: u64, weight: f64, scale: f64, exact: bool) -> u64 {
+pub(crate) fn term_units(p: u64, q: u64, weight: f64, scale: f64, exact: bool) -> u64 {
     if q == 0 {
         0
     } else if exact {

@@ -1,38 +1,38 @@
 //! The grouping being improved, with per-group summaries kept up to date.
 
-use super::bound::Bound;
-use super::effort::REACH;
-use super::scratch::Scratch;
-use super::space::Space;
-use super::tally::{home_of, join, leave, Lists, Tally, SPREAD};
 use crate::error::{KernelError, Result};
+use crate::forest::improve::bound::Bound;
+use crate::forest::improve::effort::REACH;
+use crate::forest::improve::scratch::Scratch;
+use crate::forest::improve::space::Space;
+use crate::forest::improve::tally::{home_of, join, leave, Lists, Tally, SPREAD};
 
 /// A pool of the regroup pass: its groups, their rows, and the grouping of the rows by
 /// position (`groups[i]` lists positions in `rows` of group `old[i]`).
-pub(super) struct PoolJob {
-    pub(super) old: Vec<u32>,
-    pub(super) rows: Vec<u32>,
-    pub(super) groups: Vec<Vec<usize>>,
+pub(crate) struct PoolJob {
+    pub(crate) old: Vec<u32>,
+    pub(crate) rows: Vec<u32>,
+    pub(crate) groups: Vec<Vec<usize>>,
 }
 
 /// The grouping being improved, with per-group summaries.
-pub(super) struct State {
-    pub(super) m: usize,
-    pub(super) of_row: Vec<u32>,
+pub(crate) struct State {
+    pub(crate) m: usize,
+    pub(crate) of_row: Vec<u32>,
     /// Rows of every group, ascending.
-    pub(super) members: Vec<Vec<u32>>,
+    pub(crate) members: Vec<Vec<u32>>,
     /// `bounds[g · m + j]`: rank range of group `g` in attribute `j`.
-    pub(super) bounds: Vec<Bound>,
+    pub(crate) bounds: Vec<Bound>,
     /// `boxes[g · m + j]`: lowest and highest rank of group `g` in attribute `j`, and the
     /// range every group left after removing one row still holds ([`Bound::inner`]).
-    pub(super) boxes: Vec<[u32; 4]>,
+    pub(crate) boxes: Vec<[u32; 4]>,
     /// Units of one row of each group.
-    pub(super) unit: Vec<u64>,
+    pub(crate) unit: Vec<u64>,
     /// `tally[g · S + s]`: the values of group `g` in set attribute `s` of the `S`
     /// attributes of [`Space::sets`].
     tally: Vec<Tally>,
     /// `S`, the number of set attributes.
-    pub(super) sets: usize,
+    pub(crate) sets: usize,
     /// Groups holding rows of every tuple, with their row counts, by group id.
     tuple_groups: Vec<Vec<(u32, u32)>>,
     /// The one group holding all rows of a tuple, or [`SPREAD`].
@@ -42,27 +42,27 @@ pub(super) struct State {
     /// The tuples listing a tuple among their first [`REACH`] near tuples.
     near_of: Lists,
     /// Average units of a row when the current local search started.
-    pub(super) average: u64,
+    pub(crate) average: u64,
     /// Counter of changes.
-    pub(super) clock: u64,
+    pub(crate) clock: u64,
     /// `clock` when a group holding a row of the tuple or of one of the tuples it reaches
     /// last changed.
-    pub(super) dirty: Vec<u64>,
+    pub(crate) dirty: Vec<u64>,
     /// `clock` when the local search last found nothing to do for the row.
-    pub(super) settled: Vec<u64>,
+    pub(crate) settled: Vec<u64>,
     /// `clock` when [`Self::eject`] and the regroup pass last found nothing to do for
     /// each group.
-    pub(super) ejected: Vec<u64>,
-    pub(super) regrouped: Vec<u64>,
+    pub(crate) ejected: Vec<u64>,
+    pub(crate) regrouped: Vec<u64>,
     /// Ids of groups without rows (reused last freed first once ids reach `id_limit`, the
     /// number of input ids plus rows), and whether each id is among them.
     free: Vec<u32>,
     freed: Vec<bool>,
-    pub(super) id_limit: usize,
+    pub(crate) id_limit: usize,
 }
 
 impl State {
-    pub(super) fn new(
+    pub(crate) fn new(
         space: &Space<'_>,
         group_of_row: &[u32],
         groups: usize,
@@ -150,12 +150,12 @@ impl State {
     }
 
     /// Tallies of group `g`.
-    pub(super) fn tallies(&self, g: u32) -> &[Tally] {
+    pub(crate) fn tallies(&self, g: u32) -> &[Tally] {
         &self.tally[g as usize * self.sets..(g as usize + 1) * self.sets]
     }
 
     /// Total cost in units.
-    pub(super) fn total_units(&self) -> u128 {
+    pub(crate) fn total_units(&self) -> u128 {
         self.members
             .iter()
             .zip(&self.unit)
@@ -164,13 +164,13 @@ impl State {
     }
 
     /// Size and cost in units of group `g`.
-    pub(super) fn size_cost(&self, g: u32) -> (i128, i128) {
+    pub(crate) fn size_cost(&self, g: u32) -> (i128, i128) {
         let size = self.members[g as usize].len() as i128;
         (size, size * i128::from(self.unit[g as usize]))
     }
 
     /// Rank ranges of group `g`.
-    pub(super) fn ranges(&self, g: u32) -> impl Iterator<Item = (u32, u32)> + '_ {
+    pub(crate) fn ranges(&self, g: u32) -> impl Iterator<Item = (u32, u32)> + '_ {
         let m = self.m;
         self.boxes[g as usize * m..(g as usize + 1) * m]
             .iter()
@@ -186,7 +186,7 @@ impl State {
     }
 
     /// Put row `r` into group `h` (members and tuple groups only; see [`Self::touch`]).
-    pub(super) fn relocate(&mut self, space: &Space<'_>, r: u32, h: u32) {
+    pub(crate) fn relocate(&mut self, space: &Space<'_>, r: u32, h: u32) {
         let g = self.of_row[r as usize];
         let from = &mut self.members[g as usize];
         if let Ok(i) = from.binary_search(&r) {
@@ -202,7 +202,7 @@ impl State {
 
     /// Refresh the summaries of `groups` after their members changed, and mark the
     /// tuples whose candidate groups they are.
-    pub(super) fn touch(&mut self, space: &Space<'_>, groups: &[u32]) {
+    pub(crate) fn touch(&mut self, space: &Space<'_>, groups: &[u32]) {
         self.clock += 1;
         for &g in groups {
             self.refresh(space, g as usize);
@@ -224,7 +224,7 @@ impl State {
 
     /// Whether a row of group `g` or one of its candidate groups may have changed since
     /// `clock` was `stamp`.
-    pub(super) fn stale(&self, space: &Space<'_>, g: u32, stamp: u64) -> bool {
+    pub(crate) fn stale(&self, space: &Space<'_>, g: u32, stamp: u64) -> bool {
         self.members[g as usize]
             .iter()
             .any(|&r| self.dirty[space.tuple_of_row[r as usize] as usize] > stamp)
@@ -258,7 +258,7 @@ impl State {
 
     /// Replace groups `old` by `parts` (the same rows): the parts take the old ids first,
     /// then new ones; old ids left over become empty.
-    pub(super) fn replace(&mut self, space: &Space<'_>, old: &[u32], parts: Vec<Vec<u32>>) {
+    pub(crate) fn replace(&mut self, space: &Space<'_>, old: &[u32], parts: Vec<Vec<u32>>) {
         let mut ids = old.to_vec();
         while ids.len() < parts.len() {
             let id = self.add_group();
@@ -294,7 +294,7 @@ impl State {
     /// Candidate groups for a row of tuple `t` in group `g`, into `scratch.candidates`:
     /// the groups holding `t` or one of its first `width` near tuples, other than `g`,
     /// nearest tuples first.
-    pub(super) fn candidates(&self, t: u32, g: u32, width: usize, scratch: &mut Scratch) {
+    pub(crate) fn candidates(&self, t: u32, g: u32, width: usize, scratch: &mut Scratch) {
         scratch.new_list(self.members.len());
         scratch.fresh(g);
         let mut out = std::mem::take(&mut scratch.candidates);
@@ -312,7 +312,7 @@ impl State {
 
     /// The groups holding a row of the tuple or of one of the first `width` near tuples
     /// of a row of group `g`, other than `g`, ascending, into `scratch.hood`.
-    pub(super) fn neighbourhood(
+    pub(crate) fn neighbourhood(
         &self,
         space: &Space<'_>,
         g: u32,
@@ -340,7 +340,7 @@ impl State {
 
     /// Write the grouping to `group_of_row` with dense ids in order of first row, after
     /// checking that every group has at least `k` rows.
-    pub(super) fn compact(&self, group_of_row: &mut [u32], k: usize) -> Result<usize> {
+    pub(crate) fn compact(&self, group_of_row: &mut [u32], k: usize) -> Result<usize> {
         if let Some(rows) = self
             .members
             .iter()
@@ -369,7 +369,7 @@ impl State {
 
 /// `⌈a / d⌉` as units for `a > 0` (`d > 0`), 0 otherwise: a group of `d` rows costs less
 /// than `a` iff its units per row are below this.
-pub(super) fn ceil_units(a: i128, d: i128) -> u64 {
+pub(crate) fn ceil_units(a: i128, d: i128) -> u64 {
     if a <= 0 || d <= 0 {
         0
     } else if let (Ok(a), Ok(d)) = (u64::try_from(a), u64::try_from(d)) {

@@ -14,10 +14,10 @@
 
 use rayon::prelude::*;
 
-use super::cost::{CostModel, LevelCost};
-use super::paths::{climb_all, Rung};
 use crate::cancel;
 use crate::error::Result;
+use crate::forest::cost::model::{CostModel, LevelCost};
+use crate::forest::cost::paths::{climb_all, Rung};
 
 /// Exact `count` nearest neighbours of every vertex under the model's pair cost.
 ///
@@ -69,7 +69,7 @@ use crate::error::Result;
 /// # Examples
 /// ```
 /// use kanon_core::cost::{CostModel, LevelCost};
-/// use kanon_core::forest::nearest_neighbours;
+/// use kanon_core::forest::neighbours::nearest_neighbours;
 /// use kanon_core::Hierarchy;
 /// let model = CostModel::try_new(vec![Hierarchy::flat(3), Hierarchy::flat(2)],
 ///                                vec![1.0, 1.0], LevelCost::Height).unwrap();
@@ -169,7 +169,7 @@ fn trie_search(
 /// sample of the trie's work (a query past its cap counted as scanned). The forest cuts
 /// tuples whose queries read too much into smaller blocks ([`crate::blocked`]): both
 /// searches are quadratic in the tuples where the bounds prune little.
-pub(super) fn query_lookups(
+pub(crate) fn query_lookups(
     tuples: &[u32],
     m: usize,
     model: &CostModel,
@@ -646,7 +646,7 @@ pub fn nearest_neighbours_scan(
 }
 
 /// The full scan of one vertex over all others: the pair cost is one lookup per pack.
-pub(super) struct Scan<'a> {
+pub(crate) struct Scan<'a> {
     model: &'a CostModel,
     tuples: &'a [u32],
     m: usize,
@@ -664,7 +664,7 @@ pub(super) struct Scan<'a> {
 /// Per-query rows of one thread's scans: each attribute's cost row, each joint pack's
 /// row, and the leaf of every attribute they were last made for (queries come in trie or
 /// index order, so neighbouring queries often share leaves and keep their rows).
-pub(super) struct ScanScratch {
+pub(crate) struct ScanScratch {
     attribute_rows: Vec<Vec<u64>>,
     pack_rows: Vec<Vec<u64>>,
     ladder: Vec<Rung>,
@@ -673,7 +673,7 @@ pub(super) struct ScanScratch {
 
 impl<'a> Scan<'a> {
     /// The scan of `n ≥ 1` rows checked against `model`.
-    pub(super) fn new(tuples: &'a [u32], m: usize, model: &'a CostModel) -> Self {
+    pub(crate) fn new(tuples: &'a [u32], m: usize, model: &'a CostModel) -> Self {
         let n = tuples.len() / m;
         let sources: Vec<Source<'_>> = (0..m)
             .map(|j| match model.dense_table(j) {
@@ -727,7 +727,7 @@ impl<'a> Scan<'a> {
 
     /// What the scan of one query weighs per vertex, in cost lookups: one per pack, and
     /// [`WIDE_LOOKUPS`] − 1 more per wide attribute (alone in its pack or sharing one).
-    pub(super) fn lookups(&self) -> usize {
+    pub(crate) fn lookups(&self) -> usize {
         let wide = |s: &&Source<'_>| matches!(s, Source::Ranks(_) | Source::Leaves(..));
         let wide = self.sources.iter().filter(wide).count();
         self.packs.len() + (WIDE_LOOKUPS - 1) * wide
@@ -755,7 +755,7 @@ impl<'a> Scan<'a> {
         Ok(lists)
     }
 
-    pub(super) fn scratch(&self) -> ScanScratch {
+    pub(crate) fn scratch(&self) -> ScanScratch {
         ScanScratch {
             attribute_rows: vec![Vec::new(); self.m],
             pack_rows: vec![Vec::new(); self.packs.len()],
@@ -765,7 +765,7 @@ impl<'a> Scan<'a> {
     }
 
     /// The `count` nearest other vertices of `a` (`1 ≤ count < n`) as `(units, index)`.
-    pub(super) fn nearest(
+    pub(crate) fn nearest(
         &self,
         a: usize,
         count: usize,

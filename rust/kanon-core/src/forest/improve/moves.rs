@@ -3,20 +3,20 @@
 
 use rayon::prelude::*;
 
-use super::effort::{
+use crate::cancel;
+use crate::forest::improve::effort::{
     NARROW, NEAR, REGROUP_BATCH, REGROUP_GROUPS, REGROUP_ROWS_PER_K, REGROUP_WIDTH, SEARCH_PASSES,
 };
-use super::regroup::Pool;
-use super::scratch::{Change, Scratch};
-use super::space::{Space, NOT_SET};
-use super::state::{ceil_units, PoolJob, State};
-use super::tally::Tally;
-use crate::cancel;
+use crate::forest::improve::regroup::Pool;
+use crate::forest::improve::scratch::{Change, Scratch};
+use crate::forest::improve::space::{Space, NOT_SET};
+use crate::forest::improve::state::{ceil_units, PoolJob, State};
+use crate::forest::improve::tally::Tally;
 
 impl State {
     /// Split every group of at least `2k` rows by [`Space::split`] (in parallel, applied
     /// in group order); returns the number of groups added.
-    pub(super) fn split_pass(&mut self, space: &Space<'_>) -> usize {
+    pub(crate) fn split_pass(&mut self, space: &Space<'_>) -> usize {
         let big: Vec<u32> = (0..self.members.len() as u32)
             .filter(|&g| self.members[g as usize].len() >= 2 * space.k)
             .collect();
@@ -202,7 +202,7 @@ impl State {
     /// [`SEARCH_PASSES`] passes). A row is skipped while nothing around it changed since
     /// it last found nothing to do, and so is a row of a group costing nothing. Returns
     /// the number of changes.
-    pub(super) fn local_search(&mut self, space: &Space<'_>, scratch: &mut Scratch) -> usize {
+    pub(crate) fn local_search(&mut self, space: &Space<'_>, scratch: &mut Scratch) -> usize {
         let rows = self.of_row.len();
         self.average = u64::try_from(self.total_units() / rows.max(1) as u128).unwrap_or(u64::MAX);
         let mut changes = 0;
@@ -451,7 +451,7 @@ impl State {
 
     /// [`Self::eject`] on every group, in id order, that changed or whose neighbourhood
     /// changed since it last found nothing to do; returns the number of changes.
-    pub(super) fn eject_pass(&mut self, space: &Space<'_>, scratch: &mut Scratch) -> usize {
+    pub(crate) fn eject_pass(&mut self, space: &Space<'_>, scratch: &mut Scratch) -> usize {
         let mut changes = 0;
         for g in 0..self.members.len() as u32 {
             if g % 256 == 0 && cancel::requested() {
@@ -545,7 +545,7 @@ impl State {
     /// do. Pools are solved in parallel in batches of [`REGROUP_BATCH`] and applied in
     /// order; a pool holding a group that an earlier pool of its batch changed is left
     /// for the next pass. Returns the number of changes.
-    pub(super) fn regroup_pass(&mut self, space: &Space<'_>, scratch: &mut Scratch) -> usize {
+    pub(crate) fn regroup_pass(&mut self, space: &Space<'_>, scratch: &mut Scratch) -> usize {
         let mut changes = 0;
         let stale: Vec<u32> = (0..self.members.len() as u32)
             .filter(|&g| self.stale(space, g, self.regrouped[g as usize]))
@@ -626,10 +626,10 @@ impl State {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::forest::bound::Bound;
-    use crate::forest::cost::{CostModel, LevelCost};
-    use crate::forest::effort::WINDOW;
-    use crate::forest::extents::release_cost;
+    use crate::forest::cost::model::{CostModel, LevelCost};
+    use crate::forest::improve::bound::Bound;
+    use crate::forest::improve::effort::WINDOW;
+    use crate::forest::improve::extents::release_cost;
     use crate::hierarchy::Hierarchy;
 
     /// Ages 0..8 as intervals of 2, then 4, then `*`; codes are the ages 0, 7, 1, 6, 2,

@@ -11,9 +11,9 @@
 //! for its rank range `lo_j..=hi_j` in every attribute, plus, for the categorical
 //! attributes of range labels (*set attributes*), `s · (distinct values − 1) · unit_j`.
 
-use super::bound::Bound;
-use super::cut::best_cut;
 use crate::cancel;
+use crate::forest::improve::bound::Bound;
+use crate::forest::improve::cut::best_cut;
 
 /// Rank range of a group in one attribute; `lo > hi` for an empty group.
 type Range = (u32, u32);

@@ -10,7 +10,7 @@
 /// rows of `order`, for `p` in `1..=s`. A cut of `p` rows costs
 /// `p · prefix[p] + (s − p) · suffix[s − p]`; ties go to the first attribute and the
 /// smallest `p`.
-pub(super) fn best_cut<R: Copy>(
+pub(crate) fn best_cut<R: Copy>(
     rows: &[R],
     k: usize,
     whole: u128,

@@ -1,12 +1,12 @@
-//! How one attribute is priced under [`super::cost::LevelCost::Range`]: a categorical
+//! How one attribute is priced under [`super::model::LevelCost::Range`]: a categorical
 //! attribute by its distinct values, a numeric one by the range of its keys.
 
-use super::scale::{key_units, numeric_units, PerKey};
+use crate::forest::cost::scale::{key_units, numeric_units, PerKey};
 use crate::hierarchy::Hierarchy;
 
 /// One attribute's pricing under range costs.
 #[derive(Debug, Clone)]
-pub(super) enum RangeAttribute {
+pub(crate) enum RangeAttribute {
     /// Categorical: `unit` units per distinct value beyond the first.
     Set { unit: u64 },
     /// Numeric: the key of every leaf (NaN: missing), the units of a key difference, and
@@ -23,7 +23,7 @@ pub(super) enum RangeAttribute {
 
 impl RangeAttribute {
     /// Units of the pair of leaves `a` and `b`.
-    pub(super) fn pair_units(&self, a: u32, b: u32) -> u64 {
+    pub(crate) fn pair_units(&self, a: u32, b: u32) -> u64 {
         if a == b {
             return 0;
         }
@@ -38,7 +38,7 @@ impl RangeAttribute {
     /// `out` extended with the pair units of `leaf` and each of `others`, given with its
     /// key where the caller read it already (`None`: looked up), the set's unit or the
     /// leaf's key taken out of the loop.
-    pub(super) fn extend_units(
+    pub(crate) fn extend_units(
         &self,
         leaf: u32,
         others: impl Iterator<Item = (u32, Option<f64>)>,
@@ -63,7 +63,7 @@ impl RangeAttribute {
 
     /// The units of every node of `h`, `[level][code]`: those of a group holding every
     /// leaf under the node.
-    pub(super) fn node_units(&self, h: &Hierarchy) -> Vec<Vec<u64>> {
+    pub(crate) fn node_units(&self, h: &Hierarchy) -> Vec<Vec<u64>> {
         (0..=h.height())
             .map(|level| {
                 let width = h.width(level) as usize;

@@ -11,7 +11,7 @@ use crate::hierarchy::Hierarchy;
 
 /// Every leaf's ancestor codes, level 0 first, one row per leaf.
 #[derive(Debug, Clone)]
-pub(super) struct Paths {
+pub(crate) struct Paths {
     width: usize,
     rows: Vec<u32>,
     /// `extents[level][code]`: the first and last rank of the leaves under the node.
@@ -20,12 +20,12 @@ pub(super) struct Paths {
 
 /// One ancestor of a leaf: the ranks of the leaves under it, and what meeting there
 /// costs.
-pub(super) type Rung = (u32, u32, u64);
+pub(crate) type Rung = (u32, u32, u64);
 
 impl Paths {
     /// The rows of `h` (`leaves · (height + 1)` codes); `ranks` are its depth-first ranks
     /// ([`Hierarchy::dfs_ranks`]), which the node extents are made of.
-    pub(super) fn new(h: &Hierarchy, ranks: &[u32]) -> Self {
+    pub(crate) fn new(h: &Hierarchy, ranks: &[u32]) -> Self {
         let width = h.height() + 1;
         let mut rows = vec![0u32; h.leaves() * width];
         for level in 0..width {
@@ -52,7 +52,7 @@ impl Paths {
     }
 
     /// `leaf`'s ancestors, level 0 first, as [`Rung`]s priced by `units(level, code)`.
-    pub(super) fn ladder(&self, leaf: u32, units: impl Fn(usize, u32) -> u64, out: &mut Vec<Rung>) {
+    pub(crate) fn ladder(&self, leaf: u32, units: impl Fn(usize, u32) -> u64, out: &mut Vec<Rung>) {
         out.clear();
         out.extend(self.row(leaf).iter().enumerate().map(|(level, &code)| {
             let (first, last) = self.extents[level][code as usize];
@@ -65,7 +65,7 @@ impl Paths {
     /// under each ancestor are a range of ranks, written
     /// from the top down (each nested in the last): about one write per leaf, where a
     /// pass per level over every leaf took `height` of them.
-    pub(super) fn fill_row(
+    pub(crate) fn fill_row(
         &self,
         leaf_at: &[u32],
         leaf: u32,
@@ -89,7 +89,7 @@ impl Paths {
     ///
     /// # Panics
     /// If `leaf` is not a leaf of the hierarchy.
-    pub(super) fn row(&self, leaf: u32) -> &[u32] {
+    pub(crate) fn row(&self, leaf: u32) -> &[u32] {
         let start = leaf as usize * self.width;
         &self.rows[start..start + self.width]
     }
@@ -100,7 +100,7 @@ impl Paths {
     ///
     /// # Panics
     /// If `a` or `b` is not a leaf of the hierarchy.
-    pub(super) fn meet(&self, a: u32, b: u32) -> (usize, u32) {
+    pub(crate) fn meet(&self, a: u32, b: u32) -> (usize, u32) {
         let (ra, rb) = (self.row(a), self.row(b));
         let (mut lo, mut hi) = (0, self.width - 1);
         while lo < hi {
@@ -119,7 +119,7 @@ impl Paths {
 /// i.e. the meet of the ladder's leaf with the leaf of that rank, for sorted, distinct
 /// `ranks`. Each rung's ranks are one run of them, written from the top rung down (rungs
 /// nest): about one write per rank and rung that holds it.
-pub(super) fn climb_all(ladder: &[Rung], ranks: &[u32], out: &mut Vec<u64>) {
+pub(crate) fn climb_all(ladder: &[Rung], ranks: &[u32], out: &mut Vec<u64>) {
     out.clear();
     let Some(&(_, _, top)) = ladder.last() else {
         return;

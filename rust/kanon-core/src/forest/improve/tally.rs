@@ -2,15 +2,15 @@
 
 /// The count of every value of one set attribute in a group, sorted by value.
 #[derive(Debug, Clone, Default)]
-pub(super) struct Tally {
-    pub(super) counts: Vec<(u32, u32)>,
+pub(crate) struct Tally {
+    pub(crate) counts: Vec<(u32, u32)>,
     /// Values counted once.
-    pub(super) singles: u32,
+    pub(crate) singles: u32,
 }
 
 impl Tally {
     /// Count the values `sorted` (ascending) afresh.
-    pub(super) fn rebuild(&mut self, sorted: &[u32]) {
+    pub(crate) fn rebuild(&mut self, sorted: &[u32]) {
         self.counts.clear();
         for &x in sorted {
             match self.counts.last_mut() {
@@ -21,17 +21,17 @@ impl Tally {
         self.singles = self.counts.iter().filter(|&&(_, c)| c == 1).count() as u32;
     }
 
-    pub(super) fn count(&self, x: u32) -> u32 {
+    pub(crate) fn count(&self, x: u32) -> u32 {
         self.counts
             .binary_search_by_key(&x, |&(v, _)| v)
             .map_or(0, |i| self.counts[i].1)
     }
 
-    pub(super) fn distinct(&self) -> usize {
+    pub(crate) fn distinct(&self) -> usize {
         self.counts.len()
     }
 
-    pub(super) fn add(&mut self, x: u32) {
+    pub(crate) fn add(&mut self, x: u32) {
         match self.counts.binary_search_by_key(&x, |&(v, _)| v) {
             Ok(i) => {
                 if self.counts[i].1 == 1 {
@@ -47,7 +47,7 @@ impl Tally {
     }
 
     /// Distinct values of the union with another tally.
-    pub(super) fn union_distinct(&self, other: &Self) -> usize {
+    pub(crate) fn union_distinct(&self, other: &Self) -> usize {
         let (mut i, mut j, mut n) = (0, 0, 0);
         let (a, b) = (&self.counts, &other.counts);
         while i < a.len() && j < b.len() {
@@ -66,10 +66,10 @@ impl Tally {
 }
 
 /// [`State::home`] of a tuple whose rows are in several groups (or none).
-pub(super) const SPREAD: u32 = u32::MAX;
+pub(crate) const SPREAD: u32 = u32::MAX;
 
 /// The one group of a tuple's group list, or [`SPREAD`].
-pub(super) fn home_of(list: &[(u32, u32)]) -> u32 {
+pub(crate) fn home_of(list: &[(u32, u32)]) -> u32 {
     match list {
         [(g, _)] => *g,
         _ => SPREAD,
@@ -77,13 +77,13 @@ pub(super) fn home_of(list: &[(u32, u32)]) -> u32 {
 }
 
 /// Lists of ids, one per index, stored contiguously.
-pub(super) struct Lists {
+pub(crate) struct Lists {
     start: Vec<usize>,
     items: Vec<u32>,
 }
 
 impl Lists {
-    pub(super) fn new(lists: &[Vec<u32>]) -> Self {
+    pub(crate) fn new(lists: &[Vec<u32>]) -> Self {
         let mut start = Vec::with_capacity(lists.len() + 1);
         start.push(0);
         let mut items = Vec::with_capacity(lists.iter().map(Vec::len).sum());
@@ -94,13 +94,13 @@ impl Lists {
         Self { start, items }
     }
 
-    pub(super) fn get(&self, i: usize) -> &[u32] {
+    pub(crate) fn get(&self, i: usize) -> &[u32] {
         &self.items[self.start[i]..self.start[i + 1]]
     }
 }
 
 /// Count one more row of a tuple in group `g`.
-pub(super) fn join(list: &mut Vec<(u32, u32)>, g: u32) {
+pub(crate) fn join(list: &mut Vec<(u32, u32)>, g: u32) {
     match list.binary_search_by_key(&g, |&(h, _)| h) {
         Ok(i) => list[i].1 += 1,
         Err(i) => list.insert(i, (g, 1)),
@@ -108,7 +108,7 @@ pub(super) fn join(list: &mut Vec<(u32, u32)>, g: u32) {
 }
 
 /// Count one row of a tuple fewer in group `g`.
-pub(super) fn leave(list: &mut Vec<(u32, u32)>, g: u32) {
+pub(crate) fn leave(list: &mut Vec<(u32, u32)>, g: u32) {
     if let Ok(i) = list.binary_search_by_key(&g, |&(h, _)| h) {
         list[i].1 -= 1;
         if list[i].1 == 0 {

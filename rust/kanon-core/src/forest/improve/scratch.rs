@@ -1,9 +1,9 @@
 //! Reusable buffers of the improvement passes, and the change a row search proposes.
-use super::tally::Tally;
+use crate::forest::improve::tally::Tally;
 
 /// One improving change of the local search.
 #[derive(Debug, Clone, Copy)]
-pub(super) enum Change {
+pub(crate) enum Change {
     /// Move the row to this group.
     Move(u32),
     /// Swap the row with this row.
@@ -11,35 +11,35 @@ pub(super) enum Change {
 }
 
 /// Reusable buffers of the passes.
-pub(super) struct Scratch {
+pub(crate) struct Scratch {
     /// `marks[g] == mark`: group `g` is already listed.
-    pub(super) marks: Vec<u64>,
-    pub(super) mark: u64,
-    pub(super) candidates: Vec<u32>,
+    pub(crate) marks: Vec<u64>,
+    pub(crate) mark: u64,
+    pub(crate) candidates: Vec<u32>,
     /// What the current row's group keeps without it, per attribute.
-    pub(super) rest: Vec<(u32, u32)>,
+    pub(crate) rest: Vec<(u32, u32)>,
     /// Groups that received rows in [`State::place_rows`]: id, size and units of one row
     /// after receiving them.
-    pub(super) touched: Vec<(u32, i128, i128)>,
+    pub(crate) touched: Vec<(u32, i128, i128)>,
     /// Rank ranges of the touched groups, `m` per group.
-    pub(super) ranges: Vec<(u32, u32)>,
+    pub(crate) ranges: Vec<(u32, u32)>,
     /// Target group of every placed row.
-    pub(super) targets: Vec<u32>,
+    pub(crate) targets: Vec<u32>,
     /// Tallies of the touched groups, one per set attribute each.
-    pub(super) tallies: Vec<Tally>,
+    pub(crate) tallies: Vec<Tally>,
     /// Per set attribute: the distinct values the current row's group keeps without it,
     /// and whether a candidate group holds the row's value.
-    pub(super) rest_distinct: Vec<usize>,
-    pub(super) holds: Vec<bool>,
+    pub(crate) rest_distinct: Vec<usize>,
+    pub(crate) holds: Vec<bool>,
     /// Per set attribute and value: `held_mark` if the current row's group holds it.
-    pub(super) held: Vec<Vec<u64>>,
-    pub(super) held_mark: u64,
+    pub(crate) held: Vec<Vec<u64>>,
+    pub(crate) held_mark: u64,
     /// Groups around the group being worked on.
-    pub(super) hood: Vec<u32>,
+    pub(crate) hood: Vec<u32>,
 }
 
 impl Scratch {
-    pub(super) fn new(m: usize) -> Self {
+    pub(crate) fn new(m: usize) -> Self {
         Self {
             marks: Vec::new(),
             mark: 0,
@@ -58,7 +58,7 @@ impl Scratch {
     }
 
     /// Start a new list of distinct groups among `groups` ids.
-    pub(super) fn new_list(&mut self, groups: usize) {
+    pub(crate) fn new_list(&mut self, groups: usize) {
         if self.marks.len() < groups {
             self.marks.resize(groups, 0);
         }
@@ -66,7 +66,7 @@ impl Scratch {
     }
 
     /// Whether group `g` is new to the current list (and list it).
-    pub(super) fn fresh(&mut self, g: u32) -> bool {
+    pub(crate) fn fresh(&mut self, g: u32) -> bool {
         let seen = &mut self.marks[g as usize];
         let fresh = *seen != self.mark;
         *seen = self.mark;

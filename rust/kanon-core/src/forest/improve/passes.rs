@@ -22,16 +22,16 @@
 //! rows and the regroup pass's pools) adds the categorical attributes' terms from the
 //! tallies. The levels reported per group are still the hierarchy meets.
 
-use super::cost::{CostModel, LevelCost};
-use super::effort::{
-    Effort, ImproveStats, PassStats, FAST_NEAR, FAST_WINDOW, NEAR, ROUNDS, ROUND_GAIN, WINDOW,
-};
-use super::levels::check_rows;
-use super::scratch::Scratch;
-use super::space::Space;
-use super::state::State;
 use crate::cancel;
 use crate::error::{KernelError, Result};
+use crate::forest::cost::model::{CostModel, LevelCost};
+use crate::forest::improve::effort::{
+    Effort, ImproveStats, PassStats, FAST_NEAR, FAST_WINDOW, NEAR, ROUNDS, ROUND_GAIN, WINDOW,
+};
+use crate::forest::improve::levels::check_rows;
+use crate::forest::improve::scratch::Scratch;
+use crate::forest::improve::space::Space;
+use crate::forest::improve::state::State;
 
 /// Improvement passes: lower the release cost while every group keeps at least `k` rows.
 ///

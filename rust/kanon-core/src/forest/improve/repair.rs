@@ -1,10 +1,10 @@
 //! The repair pass after DECOMPOSE: every group below k rows merges into the group
 //! whose union meet costs least, until every group holds at least k rows.
 
-use super::cost::{CostModel, LevelCost};
-use super::extents::{Extent, Extents};
-use super::levels::{check_rows, group_levels};
 use crate::error::{KernelError, Result};
+use crate::forest::cost::model::{CostModel, LevelCost};
+use crate::forest::improve::extents::{Extent, Extents};
+use crate::forest::improve::levels::{check_rows, group_levels};
 
 /// Outcome of [`repair`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

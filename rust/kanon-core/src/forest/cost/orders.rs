@@ -1,15 +1,15 @@
 //! Leaf orders of a cost model, computed once per model: every block of a large table
 //! shares them (computed per block, they cost O(leaves) each, whatever the block's size).
 
-use super::effort::SPAN_TABLE_LEAVES;
+use crate::forest::improve::effort::SPAN_TABLE_LEAVES;
 use crate::hierarchy::Hierarchy;
 
 /// A permutation of an attribute's leaves: the rank of every leaf and the leaf of every
 /// rank.
 #[derive(Debug, Clone)]
-pub(super) struct Order {
-    pub(super) ranks: Vec<u32>,
-    pub(super) leaf_at: Vec<u32>,
+pub(crate) struct Order {
+    pub(crate) ranks: Vec<u32>,
+    pub(crate) leaf_at: Vec<u32>,
 }
 
 impl Order {
@@ -20,7 +20,7 @@ impl Order {
 }
 
 /// The inverse of a permutation of `0..n`.
-pub(super) fn inverse(permutation: &[u32]) -> Vec<u32> {
+pub(crate) fn inverse(permutation: &[u32]) -> Vec<u32> {
     let mut out = vec![0u32; permutation.len()];
     for (i, &p) in permutation.iter().enumerate() {
         out[p as usize] = i as u32;
@@ -32,7 +32,7 @@ pub(super) fn inverse(permutation: &[u32]) -> Vec<u32> {
 /// differs (numeric keys under range costs), the units of every rank range of a small
 /// attribute, and its cheapest mismatch.
 #[derive(Debug, Clone, Default)]
-pub(super) struct Orders {
+pub(crate) struct Orders {
     dfs: Vec<Order>,
     keyed: Vec<Option<Order>>,
     /// `spans[j][lo · leaves + hi]`: units of the meet of interval ranks `lo < hi`, for
@@ -43,7 +43,7 @@ pub(super) struct Orders {
 
 impl Orders {
     /// The depth-first orders of `hierarchies`; the rest waits for [`Self::complete`].
-    pub(super) fn new(hierarchies: &[Hierarchy]) -> Self {
+    pub(crate) fn new(hierarchies: &[Hierarchy]) -> Self {
         Self {
             dfs: hierarchies
                 .iter()
@@ -57,7 +57,7 @@ impl Orders {
     /// cheapest mismatches: `sets` holds the unit of one more distinct value of an
     /// attribute priced by its distinct values, `pair(j, a, b)` the units of leaves `a`
     /// and `b` of attribute `j`.
-    pub(super) fn complete(
+    pub(crate) fn complete(
         dfs: Self,
         keys: &[Option<&[f64]>],
         sets: &[Option<u64>],
@@ -100,7 +100,7 @@ impl Orders {
     }
 
     /// The depth-first order of attribute `j`'s hierarchy.
-    pub(super) fn dfs(&self, j: usize) -> &Order {
+    pub(crate) fn dfs(&self, j: usize) -> &Order {
         &self.dfs[j]
     }
 
@@ -110,17 +110,17 @@ impl Orders {
     /// extremes), or under range costs the order of the numeric keys (missing values
     /// last, ties by leaf). A categorical attribute under range costs has no such order;
     /// it gets the depth-first one.
-    pub(super) fn interval(&self, j: usize) -> &Order {
+    pub(crate) fn interval(&self, j: usize) -> &Order {
         self.keyed[j].as_ref().unwrap_or(&self.dfs[j])
     }
 
     /// The span table of attribute `j`, if it has one.
-    pub(super) fn span_table(&self, j: usize) -> Option<&[u64]> {
+    pub(crate) fn span_table(&self, j: usize) -> Option<&[u64]> {
         self.spans[j].as_deref()
     }
 
     /// Units of attribute `j`'s cheapest mismatch (`u64::MAX` for a single leaf).
-    pub(super) fn cheapest(&self, j: usize) -> u64 {
+    pub(crate) fn cheapest(&self, j: usize) -> u64 {
         self.cheapest[j]
     }
 }
