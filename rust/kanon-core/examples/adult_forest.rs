@@ -14,9 +14,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
 
-use kanon_core::anonymize::{anonymize, ForestOptions};
-use kanon_core::cost::{CostModel, LevelCost};
-use kanon_core::improve::{improve_with_stats, Effort};
+use kanon_core::forest::anonymize::{anonymize, ForestOptions};
+use kanon_core::forest::cost::{CostModel, LevelCost};
+use kanon_core::forest::improve::{improve_with_stats, Effort};
 use kanon_core::lattice::{optimal, LatticeOptions, Metric};
 use kanon_core::Hierarchy;
 

@@ -15,10 +15,10 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use kanon_core::cost::{CostModel, LevelCost};
-use kanon_core::decompose::decompose;
+use kanon_core::forest::cost::{CostModel, LevelCost};
+use kanon_core::forest::decompose::decompose;
+use kanon_core::forest::improve::{improve_with_stats, release_cost, repair, Effort};
 use kanon_core::forest::neighbours::build_forest;
-use kanon_core::improve::{improve_with_stats, release_cost, repair, Effort};
 use kanon_core::mondrian::{mondrian, MondrianOptions};
 
 mod dump;
@@ -115,12 +115,12 @@ fn main() {
     }
     if args.iter().any(|a| a == "--blocked") {
         let t = Instant::now();
-        let options = kanon_core::anonymize::ForestOptions {
+        let options = kanon_core::forest::anonymize::ForestOptions {
             k,
             seed: 0,
             improve: Some(effort),
         };
-        let r = kanon_core::blocked::blocked_forest(
+        let r = kanon_core::forest::blocked::blocked_forest(
             &tuples, m, &counts, &keys, &spans, &model, &options, size, None,
         )
         .expect("blocked");

@@ -5,11 +5,11 @@
 //! - [`groupify`](mod@groupify): equivalence classes of rows generalized to given levels.
 //! - [`stats`]: per-class privacy statistics (k, l-diversity, t-closeness, risks).
 //! - [`emd`]: the earth mover's distance of t-closeness (equal, ordered, hierarchical).
-//! - [`forest`]: the Aggarwal et al. forest family: pair costs ([`cost`]), exact nearest
-//!   neighbours and FOREST, DECOMPOSE cuts A–D ([`decompose`]), the repair and
-//!   improvement passes ([`improve`]), the anonymizer end to end ([`anonymize`]), in
-//!   blocks cut by Mondrian ([`blocked`]) and in continuous mode ([`extend`]); those
-//!   modules are re-exported here under their own names.
+//! - [`forest`]: the Aggarwal et al. forest family: pair costs ([`forest::cost`]), exact
+//!   nearest neighbours and FOREST ([`forest::neighbours`]), DECOMPOSE cuts A–D
+//!   ([`forest::decompose`]), the repair and improvement passes ([`forest::improve`]), the
+//!   anonymizer end to end ([`forest::anonymize`]), in blocks cut by Mondrian
+//!   ([`forest::blocked`]) and in continuous mode ([`forest::extend`]).
 //! - [`lattice`]: optimal full-domain generalization (lattice search with suppression).
 //! - [`models`]: l-diversity, t-closeness and δ-presence checked class by class.
 //! - [`historic`]: Sweeney's Datafly and μ-Argus (historic baselines).
@@ -19,6 +19,9 @@
 //! - [`iterated`]: ARX's local recoding by iterated global recoding, strict.
 //! - [`priority`]: PrioPrivacy's local recoding of prioritized attributes, strict.
 //! - [`splits`]: binary interval splits, the default hierarchy of numbers.
+//!
+//! The items re-exported here keep their own names; everything else is named by its
+//! module's path.
 //!
 //! Modules never depend on each other in a cycle: `lib.rs` and every `mod.rs` only
 //! declare modules and re-export, and sibling files name each other by their own paths
@@ -43,11 +46,9 @@ pub mod priority;
 pub mod splits;
 pub mod stats;
 
-pub use forest::{anonymize, blocked, cost, decompose, extend, improve};
-
 pub use emd::{Emd, GroundDistance};
 pub use encode::{encode, Dictionary};
 pub use error::{KernelError, Result};
 pub use groupify::{groupify, Classes};
 pub use hierarchy::Hierarchy;
-pub use stats::{class_stats, ClassStats, Distance, StatsOptions};
+pub use stats::{class_stats, ClassStats, StatsOptions};

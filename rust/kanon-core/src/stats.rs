@@ -5,9 +5,6 @@ use crate::emd::{Emd, GroundDistance};
 use crate::error::{KernelError, Result};
 use crate::models::{self, merge_sorted};
 
-/// The ground distance of [`StatsOptions`]: [`GroundDistance`] under its former name.
-pub type Distance = GroundDistance;
-
 /// Tunables of [`class_stats`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct StatsOptions {

@@ -1,5 +1,5 @@
-//! Integration tests of the forest pipeline (`kanon_core::anonymize`) and continuous mode
-//! (`kanon_core::extend`): every group holds at least k rows, groups straight out of
+//! Integration tests of the forest pipeline (`kanon_core::forest::anonymize`) and continuous mode
+//! (`kanon_core::forest::extend`): every group holds at least k rows, groups straight out of
 //! DECOMPOSE hold at most max(2k − 1, 3k − 5) rows, no row is lost, the levels are the
 //! meets of the groups, and the result depends on the values only.
 
@@ -8,11 +8,11 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::{model_of, rows_and_model};
-use kanon_core::anonymize::{anonymize, ForestOptions};
-use kanon_core::cost::CostModel;
-use kanon_core::decompose::max_group_size;
-use kanon_core::extend::{extend, NEW};
-use kanon_core::improve::Effort;
+use kanon_core::forest::anonymize::{anonymize, ForestOptions};
+use kanon_core::forest::cost::CostModel;
+use kanon_core::forest::decompose::max_group_size;
+use kanon_core::forest::extend::{extend, NEW};
+use kanon_core::forest::improve::Effort;
 use proptest::prelude::*;
 
 /// Distinct rows in first-seen order with their counts.
@@ -63,7 +63,7 @@ fn check_levels(model: &CostModel, tuples: &[Vec<u32>], groups: &[Vec<usize>], l
 fn release(
     tuples: &[Vec<u32>],
     counts: &[u64],
-    r: &kanon_core::anonymize::Release,
+    r: &kanon_core::forest::anonymize::Release,
     m: usize,
 ) -> Vec<(Vec<u32>, Vec<u32>)> {
     let groups = members(counts, &r.group_of_row, r.groups);
@@ -83,8 +83,12 @@ fn thesis_like_example_without_improvement() {
     let age =
         kanon_core::Hierarchy::try_from_levels(&[&[0, 1, 2, 3], &[0, 0, 1, 1], &[0, 0, 0, 0]])
             .unwrap();
-    let model =
-        CostModel::try_new(vec![age], vec![1.0], kanon_core::cost::LevelCost::Height).unwrap();
+    let model = CostModel::try_new(
+        vec![age],
+        vec![1.0],
+        kanon_core::forest::cost::LevelCost::Height,
+    )
+    .unwrap();
     for improve in [None, Some(Effort::Full), Some(Effort::Fast)] {
         let options = ForestOptions {
             k: 2,
@@ -105,7 +109,7 @@ fn k_above_the_rows_is_an_error() {
     let model = CostModel::try_new(
         vec![kanon_core::Hierarchy::flat(2)],
         vec![1.0],
-        kanon_core::cost::LevelCost::Ncp,
+        kanon_core::forest::cost::LevelCost::Ncp,
     )
     .unwrap();
     let options = ForestOptions {

@@ -1,10 +1,10 @@
-//! Integration tests of `kanon_core::blocked`: the forest in Mondrian blocks, and the
+//! Integration tests of `kanon_core::forest::blocked`: the forest in Mondrian blocks, and the
 //! blocks cut smaller where the neighbour search would scan.
 
-use kanon_core::anonymize::{anonymize, ForestOptions};
-use kanon_core::blocked::blocked_forest;
-use kanon_core::cost::{CostModel, LevelCost};
-use kanon_core::improve::Effort;
+use kanon_core::forest::anonymize::{anonymize, ForestOptions};
+use kanon_core::forest::blocked::blocked_forest;
+use kanon_core::forest::cost::{CostModel, LevelCost};
+use kanon_core::forest::improve::Effort;
 use kanon_core::Hierarchy;
 
 /// Binary splits of `leaves` leaves (a power of two) up to a root.
@@ -47,7 +47,12 @@ fn tuples(n: usize, m: usize, leaves: u32, clustered: bool) -> Vec<u32> {
     out
 }
 
-fn run(tuples: &[u32], m: usize, leaves: u32, block_size: u64) -> kanon_core::anonymize::Release {
+fn run(
+    tuples: &[u32],
+    m: usize,
+    leaves: u32,
+    block_size: u64,
+) -> kanon_core::forest::anonymize::Release {
     let model = CostModel::try_new(vec![halves(leaves); m], vec![1.0; m], LevelCost::Ncp).unwrap();
     let n = tuples.len() / m;
     let keys: Vec<Vec<f64>> = vec![(0..leaves).map(f64::from).collect(); m];

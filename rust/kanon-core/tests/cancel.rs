@@ -4,12 +4,12 @@
 //! The flag is process-wide, so all checks live in one test of their own binary (the
 //! tests of one binary run in parallel threads).
 
-use kanon_core::anonymize::{anonymize, ForestOptions};
 use kanon_core::cancel;
-use kanon_core::cost::{CostModel, LevelCost};
+use kanon_core::forest::anonymize::{anonymize, ForestOptions};
+use kanon_core::forest::cost::{CostModel, LevelCost};
+use kanon_core::forest::improve::Effort;
 use kanon_core::historic::{datafly, mu_argus};
 use kanon_core::hkp::{hkp, HkpOptions, Removal, Roles, DEFAULT_MAX_ITEMSETS};
-use kanon_core::improve::Effort;
 use kanon_core::lattice::{optimal, LatticeOptions, Metric};
 use kanon_core::mondrian::{mondrian, MondrianOptions};
 use kanon_core::{Hierarchy, KernelError};

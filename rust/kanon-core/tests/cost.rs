@@ -1,10 +1,10 @@
-//! Integration tests of `kanon_core::cost`: meet levels and pair costs on hand-made
+//! Integration tests of `kanon_core::forest::cost`: meet levels and pair costs on hand-made
 //! hierarchies, exact ties, and the metric properties on generated hierarchies.
 
 mod common;
 
 use common::{hierarchy_of, nested_table};
-use kanon_core::cost::{CostModel, LevelCost};
+use kanon_core::forest::cost::{CostModel, LevelCost};
 use kanon_core::{Hierarchy, KernelError};
 use proptest::prelude::*;
 

@@ -1,11 +1,11 @@
-//! Integration tests of `kanon_core::decompose`: hand-checked cuts, a naive reference of
+//! Integration tests of `kanon_core::forest::decompose`: hand-checked cuts, a naive reference of
 //! the paper's DECOMPOSE COMPONENT (re-rooted at every candidate, O(s) per subtree size),
 //! the group-size guarantee on random forests, long paths and stars, and input errors.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
-use kanon_core::decompose::{
+use kanon_core::forest::decompose::{
     decompose, decompose_component, max_group_size, Cut, Decomposition, Split,
 };
 use kanon_core::KernelError;

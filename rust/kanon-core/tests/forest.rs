@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use common::{hierarchy_of, model_of, nested_table, rows_and_model};
-use kanon_core::cost::{CostModel, LevelCost};
+use kanon_core::forest::cost::{CostModel, LevelCost};
 use kanon_core::forest::neighbours::{
     build_forest, forest, forest_groups, nearest_neighbours, nearest_neighbours_scan,
     nearest_neighbours_trie,

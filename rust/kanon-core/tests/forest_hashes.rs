@@ -2,16 +2,16 @@
 //! that every output stays bit-identical (`cargo test --test forest_hashes -- --nocapture`
 //! prints one `HASH name value` line per output).
 
-use kanon_core::anonymize::{anonymize, ForestOptions};
-use kanon_core::blocked::blocked_forest;
-use kanon_core::cost::{CostModel, LevelCost};
-use kanon_core::decompose::{decompose, decompose_component, max_group_size};
-use kanon_core::extend::{extend, NEW};
+use kanon_core::forest::anonymize::{anonymize, ForestOptions};
+use kanon_core::forest::blocked::blocked_forest;
+use kanon_core::forest::cost::{CostModel, LevelCost};
+use kanon_core::forest::decompose::{decompose, decompose_component, max_group_size};
+use kanon_core::forest::extend::{extend, NEW};
+use kanon_core::forest::improve::{group_levels, improve_with_stats, release_cost, repair, Effort};
 use kanon_core::forest::neighbours::{
     build_forest, forest_groups, nearest_neighbours, nearest_neighbours_scan,
     nearest_neighbours_trie,
 };
-use kanon_core::improve::{group_levels, improve_with_stats, release_cost, repair, Effort};
 use kanon_core::Hierarchy;
 
 /// FNV-1a of the `Debug` text of a value (`f64` prints round-trip exact).

@@ -8,10 +8,10 @@
 mod common;
 
 use common::{random_levels, Rng};
-use kanon_core::anonymize::{anonymize, ForestOptions, Release};
-use kanon_core::cost::{CostModel, LevelCost};
+use kanon_core::forest::anonymize::{anonymize, ForestOptions, Release};
+use kanon_core::forest::cost::{CostModel, LevelCost};
+use kanon_core::forest::improve::{improve_with_stats, release_cost, repair, Effort};
 use kanon_core::forest::neighbours::{build_forest, forest, nearest_neighbours};
-use kanon_core::improve::{improve_with_stats, release_cost, repair, Effort};
 use kanon_core::Hierarchy;
 use proptest::prelude::*;
 

@@ -1,4 +1,4 @@
-//! Integration tests of `kanon_core::improve`: `group_levels`, `release_cost` and `repair`
+//! Integration tests of `kanon_core::forest::improve`: `group_levels`, `release_cost` and `repair`
 //! against naive references; the improvement passes never raise the cost, never leave a
 //! group below k, keep every row, report their cost exactly and give the same grouping
 //! whatever the number of threads; hand-made cases a move, a swap or a split fixes; the
@@ -7,8 +7,8 @@
 mod common;
 
 use common::{hierarchy_of, nested_table};
-use kanon_core::cost::{CostModel, LevelCost};
-use kanon_core::improve::{
+use kanon_core::forest::cost::{CostModel, LevelCost};
+use kanon_core::forest::improve::{
     group_levels, improve, improve_with_stats, release_cost, repair, Effort,
 };
 use kanon_core::{Hierarchy, KernelError};

@@ -4,7 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use kanon_core::{class_stats, encode, groupify, ClassStats, Distance, Hierarchy, StatsOptions};
+use kanon_core::{
+    class_stats, encode, groupify, ClassStats, GroundDistance, Hierarchy, StatsOptions,
+};
 use proptest::prelude::*;
 
 const TOL: f64 = 1e-9;
@@ -140,7 +142,7 @@ fn naive_classes(t: &Table, levels: &[usize]) -> Vec<u32> {
         .collect()
 }
 
-fn options(distance: Distance) -> StatsOptions {
+fn options(distance: GroundDistance) -> StatsOptions {
     StatsOptions {
         distance,
         recursive_l: Some(2),
@@ -172,7 +174,7 @@ proptest! {
     /// class_stats reports the naive k and number of classes.
     #[test]
     fn pipeline_matches_raw_values(t in table()) {
-        let out = pipeline(&t, &t.levels, &options(Distance::Equal));
+        let out = pipeline(&t, &t.levels, &options(GroundDistance::Equal));
         let naive = naive_classes(&t, &t.levels);
         prop_assert_eq!(&out.class_of_row, &naive);
         let classes = naive.iter().max().map_or(0, |&c| c + 1);
@@ -186,7 +188,7 @@ proptest! {
     /// Generalizing one more level: never worse privacy, never higher risk.
     #[test]
     fn generalizing_is_monotone(t in table(), ordered in any::<bool>()) {
-        let distance = if ordered { Distance::Ordered } else { Distance::Equal };
+        let distance = if ordered { GroundDistance::Ordered } else { GroundDistance::Equal };
         let opts = options(distance);
         let base = pipeline(&t, &t.levels, &opts).stats;
         for j in 0..t.levels.len() {
@@ -217,8 +219,8 @@ proptest! {
     /// The ordered ground distance is at most the equal one, so t is too.
     #[test]
     fn ordered_t_is_at_most_equal_t(t in table()) {
-        let equal = pipeline(&t, &t.levels, &options(Distance::Equal)).stats;
-        let ordered = pipeline(&t, &t.levels, &options(Distance::Ordered)).stats;
+        let equal = pipeline(&t, &t.levels, &options(GroundDistance::Equal)).stats;
+        let ordered = pipeline(&t, &t.levels, &options(GroundDistance::Ordered)).stats;
         prop_assert!(ordered.t.unwrap() <= equal.t.unwrap() + TOL);
         // Everything else does not depend on the distance.
         prop_assert_eq!(

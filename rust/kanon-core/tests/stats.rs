@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use kanon_core::{class_stats, ClassStats, Distance, KernelError, StatsOptions};
+use kanon_core::{class_stats, ClassStats, GroundDistance, KernelError, StatsOptions};
 use proptest::prelude::*;
 
 const TOL: f64 = 1e-9;
@@ -157,8 +157,10 @@ fn reference(
             .sum();
         min_entropy = min_entropy.min(entropy);
         let emd = match opts.distance {
-            Distance::Equal => 0.5 * p.iter().zip(&q).map(|(a, b)| (a - b).abs()).sum::<f64>(),
-            Distance::Ordered => {
+            GroundDistance::Equal => {
+                0.5 * p.iter().zip(&q).map(|(a, b)| (a - b).abs()).sum::<f64>()
+            }
+            GroundDistance::Ordered => {
                 if m < 2 {
                     0.0
                 } else {
@@ -171,7 +173,7 @@ fn reference(
                     total / (m - 1) as f64
                 }
             }
-            Distance::Hierarchical(_) => unreachable!("covered by tests/emd.rs"),
+            GroundDistance::Hierarchical(_) => unreachable!("covered by tests/emd.rs"),
         };
         t = t.max(emd);
         let mut r: Vec<u64> = counts.into_iter().filter(|&c| c > 0).collect();
@@ -284,7 +286,7 @@ impl Case {
 
 fn options() -> impl Strategy<Value = StatsOptions> {
     (
-        prop_oneof![Just(Distance::Equal), Just(Distance::Ordered)],
+        prop_oneof![Just(GroundDistance::Equal), Just(GroundDistance::Ordered)],
         prop::option::of(1u64..=5),
         prop::option::of(prop_oneof![
             Just(1.0),
@@ -363,7 +365,7 @@ fn hand_computed_example() {
     let rows: Rows = vec![vec![0, 0, 1], vec![1, 2]];
     let h = Histogram::canonical(&rows);
     assert_eq!(h.offsets, vec![0, 2, 4]);
-    for distance in [Distance::Equal, Distance::Ordered] {
+    for distance in [GroundDistance::Equal, GroundDistance::Ordered] {
         let o = StatsOptions {
             distance: distance.clone(),
             recursive_c: Some(2.0),
@@ -375,7 +377,7 @@ fn hand_computed_example() {
         // Class 1: P = (2/3, 1/3, 0); equal EMD = ½(|2/3 − 2/5| + |1/3 − 2/5| + 1/5) = 4/15.
         // Class 2: P = (0, 1/2, 1/2); equal EMD = ½(2/5 + 1/10 + 3/10) = 2/5.
         // Ordered, class 2: cumulative differences (−2/5, −3/10, 0) → 7/10 / 2 = 7/20.
-        let t = if distance == Distance::Equal {
+        let t = if distance == GroundDistance::Equal {
             0.4
         } else {
             7.0 / 20.0
@@ -408,7 +410,7 @@ fn zero_count_entries_are_ignored() {
         counts: vec![2, 0, 1, 1, 2],
         sensitive: vec![0, 1, 2, 1, 2],
     };
-    for distance in [Distance::Equal, Distance::Ordered] {
+    for distance in [GroundDistance::Equal, GroundDistance::Ordered] {
         let o = StatsOptions {
             distance,
             recursive_c: Some(2.5),
@@ -429,7 +431,7 @@ fn zero_count_entries_do_not_count_as_values() {
         counts: vec![3, 0, 1, 1],
         sensitive: vec![0, 1, 1, 2],
     };
-    for distance in [Distance::Equal, Distance::Ordered] {
+    for distance in [GroundDistance::Equal, GroundDistance::Ordered] {
         let o = StatsOptions {
             distance,
             recursive_l: Some(2),
@@ -453,7 +455,7 @@ fn one_entry_per_class_without_offsets() {
         .zip(&codes)
         .map(|(&c, &code)| vec![code; c as usize])
         .collect();
-    for distance in [Distance::Equal, Distance::Ordered] {
+    for distance in [GroundDistance::Equal, GroundDistance::Ordered] {
         let o = StatsOptions { distance, ..opts() };
         let pop = [4u64, 9, 3, 100];
         let none = class_stats(None, &counts, Some(&codes), Some(&pop), &o).unwrap();

@@ -2,11 +2,11 @@
 //! ``forest_extend``.
 
 use arrow_array::{Array, Float64Array, UInt32Array};
-use kanon_core::anonymize::{anonymize, ForestOptions, Release};
-use kanon_core::blocked::blocked_forest;
-use kanon_core::cost::{CostModel, LevelCost};
-use kanon_core::extend::extend;
-use kanon_core::improve::Effort;
+use kanon_core::forest::anonymize::{anonymize, ForestOptions, Release};
+use kanon_core::forest::blocked::blocked_forest;
+use kanon_core::forest::cost::{CostModel, LevelCost};
+use kanon_core::forest::extend::extend;
+use kanon_core::forest::improve::Effort;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde::Deserialize;

@@ -1,7 +1,7 @@
 //! The privacy statistics of a partition: ``kanon_class_stats`` (``kanon_check``).
 
 use arrow_array::{Array, ListArray, StructArray, UInt32Array, UInt64Array};
-use kanon_core::{ClassStats, Distance, Hierarchy, KernelError, StatsOptions};
+use kanon_core::{ClassStats, GroundDistance, Hierarchy, KernelError, StatsOptions};
 use pyo3::prelude::*;
 use serde::Deserialize;
 
@@ -232,10 +232,10 @@ fn statistics(p: &Partition) -> Result<ClassStats, KernelError> {
         }
         (Some(levels), false) => {
             let views: Vec<&[u32]> = levels.iter().map(Vec::as_slice).collect();
-            Distance::Hierarchical(Hierarchy::try_from_levels(&views)?)
+            GroundDistance::Hierarchical(Hierarchy::try_from_levels(&views)?)
         }
-        (None, true) => Distance::Ordered,
-        (None, false) => Distance::Equal,
+        (None, true) => GroundDistance::Ordered,
+        (None, false) => GroundDistance::Equal,
     };
     let options = StatsOptions {
         distance,

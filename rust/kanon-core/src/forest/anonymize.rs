@@ -7,10 +7,10 @@
 //! 3. The other tuples are weighted vertices of FOREST ([`crate::forest::neighbours::build_forest`]):
 //!    exact k − 1 nearest neighbours, every tree ≥ k rows.
 //! 4. Trees are expanded to rows (the copies of a tuple hang on its first copy by
-//!    weight-0 edges) and cut by DECOMPOSE ([`crate::decompose::decompose`]).
+//!    weight-0 edges) and cut by DECOMPOSE ([`crate::forest::decompose::decompose`]).
 //! 5. The repair pass ([`repair`]) merges any group with fewer than k rows into the group
 //!    it is cheapest to join, so every output group has at least k rows, always.
-//! 6. Optionally, the improvement passes of [`crate::improve`] lower the cost while
+//! 6. Optionally, the improvement passes of [`crate::forest::improve`] lower the cost while
 //!    keeping every group ≥ k. With the full effort they also start from the classes of
 //!    full-domain generalizations, cheapest first, when the cost is the hierarchy NCP
 //!    and the lattice is small enough ([`crate::forest::starts`]).
@@ -18,7 +18,7 @@
 //! Rows are numbered tuple by tuple in the caller's order: the rows of tuple `t` are
 //! `start_t .. start_t + counts[t]`, with `start_t = Σ_{s<t} counts[s]`.
 //!
-//! Every cost is the model's ([`crate::cost`]): with [`crate::cost::LevelCost::Range`]
+//! Every cost is the model's ([`crate::forest::cost`]): with [`crate::forest::cost::LevelCost::Range`]
 //! the forest's pair costs, the repair and improvement passes and the reported costs all
 //! use the NCP of the groups' observed values (range labels); the levels are still the
 //! groups' lowest common hierarchy levels.
@@ -61,7 +61,7 @@ pub struct ForestStats {
     /// Release cost (Σ over cells of the node cost, or under range costs Σ over groups of
     /// rows × the weighted NCP of the observed values) before the improvement passes.
     pub cost_before_improve: f64,
-    /// Release cost of the result ([`crate::improve::release_cost`]).
+    /// Release cost of the result ([`crate::forest::improve::release_cost`]).
     pub cost: f64,
     /// Whether the result comes from the cheapest-first classes as the passes' start
     /// (`crate::iterated::cheapest_first`); `cost_before_improve` is then that start's cost.
@@ -90,8 +90,8 @@ pub struct Release {
 ///
 /// # Examples
 /// ```
-/// use kanon_core::anonymize::{anonymize, ForestOptions};
-/// use kanon_core::cost::{CostModel, LevelCost};
+/// use kanon_core::forest::anonymize::{anonymize, ForestOptions};
+/// use kanon_core::forest::cost::{CostModel, LevelCost};
 /// use kanon_core::Hierarchy;
 /// let age = Hierarchy::try_from_levels(&[&[0, 1, 2, 3], &[0, 0, 1, 1], &[0, 0, 0, 0]]).unwrap();
 /// let model = CostModel::try_new(vec![age], vec![1.0], LevelCost::Height).unwrap();

@@ -4,7 +4,7 @@
 //! Above `block_size` rows, the tuples are first cut by strict Mondrian cuts
 //! ([`crate::mondrian`]: median cuts on the attribute of widest normalized range, both
 //! sides ≥ k rows) until every block holds at most `block_size` rows (or admits no cut),
-//! and the forest ([`crate::anonymize::anonymize`]) runs in every block, blocks in
+//! and the forest ([`crate::forest::anonymize::anonymize`]) runs in every block, blocks in
 //! parallel. Every block holds ≥ k rows and every group of the forest ≥ k rows, so the
 //! release is k-anonymous across block boundaries; each group's levels are its own
 //! lowest common hierarchy nodes, so labels stay truthful.
@@ -28,7 +28,7 @@ pub type Progress<'a> = &'a (dyn Fn(u64) -> bool + Sync);
 ///
 /// `keys` and `spans` order and normalize the attributes for the cuts (see
 /// [`crate::mondrian::mondrian`]). Rows are numbered tuple by tuple in the caller's
-/// order, as in [`crate::anonymize`]; group ids are dense, block after block.
+/// order, as in [`crate::forest::anonymize`]; group ids are dense, block after block.
 ///
 /// # Errors
 /// The errors of [`mondrian`] and [`anonymize`]; [`KernelError::InvalidArgument`] when

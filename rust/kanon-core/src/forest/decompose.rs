@@ -134,7 +134,7 @@ pub struct Decomposition {
 ///
 /// # Examples
 /// ```
-/// use kanon_core::decompose::max_group_size;
+/// use kanon_core::forest::decompose::max_group_size;
 /// assert_eq!(max_group_size(2), 3);
 /// assert_eq!(max_group_size(4), 7);
 /// assert_eq!(max_group_size(7), 16);
@@ -186,7 +186,7 @@ fn clamp(x: u128) -> usize {
 ///
 /// # Examples
 /// ```
-/// use kanon_core::decompose::{decompose_component, Cut};
+/// use kanon_core::forest::decompose::{decompose_component, Cut};
 /// // A path 0-1-2-3-4-5, k = 3: the candidate walks from 0 to 1, where s − φ = 2 = k − 1:
 /// // cut B keeps v = 2 with {0, 1}, and v's subtree {3, 4, 5} is the other part.
 /// let edges = [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)];
@@ -316,7 +316,7 @@ pub fn decompose_component(
 ///
 /// # Examples
 /// ```
-/// use kanon_core::decompose::decompose;
+/// use kanon_core::forest::decompose::decompose;
 /// // A path of 7 rows and a lone row, k = 3: the path is cut into 3 + 4 rows (cut B);
 /// // the lone row is smaller than k and is returned as it is.
 /// let edges = [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (5, 6)];

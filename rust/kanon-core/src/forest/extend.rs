@@ -54,8 +54,8 @@ pub struct Extension {
 ///
 /// # Examples
 /// ```
-/// use kanon_core::cost::{CostModel, LevelCost};
-/// use kanon_core::extend::{extend, NEW};
+/// use kanon_core::forest::cost::{CostModel, LevelCost};
+/// use kanon_core::forest::extend::{extend, NEW};
 /// use kanon_core::Hierarchy;
 /// let age = Hierarchy::try_from_levels(&[&[0, 1, 2, 3], &[0, 0, 1, 1], &[0, 0, 0, 0]]).unwrap();
 /// let model = CostModel::try_new(vec![age], vec![1.0], LevelCost::Height).unwrap();

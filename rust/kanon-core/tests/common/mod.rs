@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use kanon_core::cost::{CostModel, LevelCost};
+use kanon_core::forest::cost::{CostModel, LevelCost};
 use kanon_core::Hierarchy;
 use proptest::prelude::*;
 

@@ -33,7 +33,7 @@
 //! costs the attribute's whole weight. Both terms are metrics, but not ultrametrics along
 //! the hierarchy, so the trie of [`crate::forest::neighbours::nearest_neighbours`] is not used (the
 //! lists come from the full scan), and the group cost is not a function of the group's
-//! meet: [`crate::improve`] summarizes a numeric attribute by the range of its keys' ranks
+//! meet: [`crate::forest::improve`] summarizes a numeric attribute by the range of its keys' ranks
 //! and a categorical one by its distinct values. The hierarchy still gives each group its
 //! lowest common level, so hierarchy labels remain possible.
 //!
@@ -142,7 +142,7 @@ impl CostModel {
     ///
     /// # Examples
     /// ```
-    /// use kanon_core::cost::{CostModel, LevelCost};
+    /// use kanon_core::forest::cost::{CostModel, LevelCost};
     /// use kanon_core::Hierarchy;
     /// // ages 0..4 in pairs {0,1}, {2,3}, then *; a flat sex attribute.
     /// let age = Hierarchy::try_from_levels(&[&[0, 1, 2, 3], &[0, 0, 1, 1], &[0, 0, 0, 0]]).unwrap();
@@ -236,7 +236,7 @@ impl CostModel {
     ///
     /// # Examples
     /// ```
-    /// use kanon_core::cost::CostModel;
+    /// use kanon_core::forest::cost::CostModel;
     /// use kanon_core::Hierarchy;
     /// // age (numeric, keys 20, 30, 60) and a categorical attribute of four values.
     /// let model = CostModel::try_new_range(
@@ -475,7 +475,7 @@ impl CostModel {
     ///
     /// # Examples
     /// ```
-    /// use kanon_core::cost::{CostModel, LevelCost};
+    /// use kanon_core::forest::cost::{CostModel, LevelCost};
     /// use kanon_core::Hierarchy;
     /// let age = Hierarchy::try_from_levels(&[&[0, 1, 2, 3], &[0, 0, 1, 1], &[0, 0, 0, 0]]).unwrap();
     /// let model = CostModel::try_new(vec![age], vec![1.0], LevelCost::Ncp).unwrap();
@@ -519,7 +519,7 @@ impl CostModel {
     ///
     /// # Examples
     /// ```
-    /// use kanon_core::cost::{CostModel, LevelCost};
+    /// use kanon_core::forest::cost::{CostModel, LevelCost};
     /// use kanon_core::Hierarchy;
     /// let age = Hierarchy::try_from_levels(&[&[0, 1, 2, 3], &[0, 0, 1, 1], &[0, 0, 0, 0]]).unwrap();
     /// let ncp = CostModel::try_new(vec![age.clone()], vec![1.0], LevelCost::Ncp).unwrap();
@@ -587,7 +587,7 @@ impl CostModel {
     ///
     /// # Examples
     /// ```
-    /// use kanon_core::cost::{CostModel, LevelCost};
+    /// use kanon_core::forest::cost::{CostModel, LevelCost};
     /// use kanon_core::Hierarchy;
     /// let model = CostModel::try_new(
     ///     vec![Hierarchy::flat(3), Hierarchy::flat(2)], vec![2.0, 1.0], LevelCost::Height,
@@ -781,7 +781,7 @@ impl CostModel {
     ///
     /// # Examples
     /// ```
-    /// use kanon_core::cost::{CostModel, LevelCost};
+    /// use kanon_core::forest::cost::{CostModel, LevelCost};
     /// use kanon_core::Hierarchy;
     /// let age = Hierarchy::try_from_levels(&[&[0, 1, 2, 3], &[0, 0, 1, 1], &[0, 0, 0, 0]]).unwrap();
     /// let model = CostModel::try_new(vec![age], vec![1.0], LevelCost::Ncp).unwrap();

@@ -43,7 +43,7 @@ pub(crate) const FAST_WINDOW: usize = 3;
 /// splits its two sides in parallel.
 pub(crate) const PARALLEL_SPLIT_ROWS: usize = 2048;
 
-/// How much work [`improve_with_stats`](crate::improve::improve_with_stats) does.
+/// How much work [`improve_with_stats`](crate::forest::improve::improve_with_stats) does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Effort {
     /// Eject, split and search passes, then rounds that add regroup until a round changes
@@ -54,7 +54,7 @@ pub enum Effort {
     Fast,
 }
 
-/// What one pass of [`improve_with_stats`](crate::improve::improve_with_stats) did.
+/// What one pass of [`improve_with_stats`](crate::forest::improve::improve_with_stats) did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PassStats {
     /// The pass: `"eject"`, `"split"`, `"regroup"` or `"search"`.
@@ -62,13 +62,13 @@ pub struct PassStats {
     /// Changes it applied (groups ejected or merged and cut, groups added by splits, rows
     /// moved or swapped).
     pub changes: usize,
-    /// Release cost after the pass (as [`release_cost`](crate::improve::release_cost)).
+    /// Release cost after the pass (as [`release_cost`](crate::forest::improve::release_cost)).
     pub cost: f64,
     /// Wall-clock seconds the pass took.
     pub seconds: f64,
 }
 
-/// Trace of one run of [`improve_with_stats`](crate::improve::improve_with_stats).
+/// Trace of one run of [`improve_with_stats`](crate::forest::improve::improve_with_stats).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ImproveStats {
     /// Release cost of the input.
@@ -80,7 +80,7 @@ pub struct ImproveStats {
 }
 
 /// Cost lookups per query above which a block whose neighbour search would scan is cut
-/// smaller by [`crate::blocked::blocked_forest`] (the scan is quadratic in a block's
+/// smaller by [`crate::forest::blocked::blocked_forest`] (the scan is quadratic in a block's
 /// tuples). Adult's 19,502 tuples read about 78,000 (4 packs) and stay whole.
 pub(crate) const SCAN_LOOKUPS: usize = 100_000;
 

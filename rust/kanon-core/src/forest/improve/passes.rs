@@ -6,14 +6,14 @@
 //! `tuples`, `m` codes per tuple) and belongs to group `group_of_row[r]` (dense ids
 //! `0..groups`). The cost of a group is `|G| · Σ_j units(j, meet_j(G))`, where `meet_j(G)`
 //! is the lowest node of hierarchy `j` holding every value of the group; the cost of a
-//! release is the sum over its groups (the model's units, see [`crate::cost`]).
+//! release is the sum over its groups (the model's units, see [`crate::forest::cost`]).
 //!
 //! Leaves are ranked in depth-first order of their hierarchy, so the leaves under any node
 //! form a range of ranks and `meet_j(G)` is the meet of the lowest- and highest-ranked
 //! leaf of `G`: a group is summarized per attribute by its rank range.
 //!
 //! Under [`LevelCost::Range`] the cost of a group is `|G| · Σ_j weight_j · NCP_j(G)` of
-//! its observed values instead (see [`crate::cost`]). A numeric attribute is still an
+//! its observed values instead (see [`crate::forest::cost`]). A numeric attribute is still an
 //! interval: its leaves are ranked by key, and the units of a group are those of its
 //! lowest- and highest-ranked leaves (`(max − min key) / span`). A categorical attribute
 //! is not: it costs `(distinct values − 1)` units of one extra value, so the passes keep
@@ -45,8 +45,8 @@ use crate::forest::improve::state::State;
 ///
 /// # Examples
 /// ```
-/// use kanon_core::cost::{CostModel, LevelCost};
-/// use kanon_core::improve::{improve, release_cost, Effort};
+/// use kanon_core::forest::cost::{CostModel, LevelCost};
+/// use kanon_core::forest::improve::{improve, release_cost, Effort};
 /// use kanon_core::Hierarchy;
 /// let age = Hierarchy::try_from_levels(&[&[0, 1, 2, 3], &[0, 0, 1, 1], &[0, 0, 0, 0]]).unwrap();
 /// let model = CostModel::try_new(vec![age], vec![1.0], LevelCost::Ncp).unwrap();
@@ -88,7 +88,7 @@ pub fn improve(
 /// Improvement passes: lower the release cost of a grouping while every group keeps at
 /// least `k` rows, and report what each pass did.
 ///
-/// The cost is the release cost ([`release_cost`](crate::improve::release_cost), in the model's exact units). Every
+/// The cost is the release cost ([`release_cost`](crate::forest::improve::release_cost), in the model's exact units). Every
 /// change is applied only if it strictly lowers the cost, so the result never costs more
 /// than the input, and no change ever leaves a group with fewer than `k` rows.
 ///
@@ -137,7 +137,7 @@ pub fn improve(
 ///   of each group's first row.
 /// * `groups` – the number of group ids.
 /// * `k` – the smallest allowed group size; every input group with rows must have at
-///   least `k` of them (run [`repair`](crate::improve::repair) first).
+///   least `k` of them (run [`repair`](crate::forest::improve::repair) first).
 /// * `effort` – which passes run, see above.
 ///
 /// # Returns

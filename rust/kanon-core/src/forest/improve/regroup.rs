@@ -1,13 +1,13 @@
 //! Re-partitioning a small pool of rows — the rows of a few neighbouring groups — into
 //! groups of at least k rows at a lower cost: the repair step of the large-neighbourhood
-//! pass of [`crate::improve`].
+//! pass of [`crate::forest::improve`].
 //!
 //! A pool is solved from scratch, ignoring its current grouping: by recursive binary cuts
 //! (top-down), and by greedy k-member clustering (Byun, Kamra, Bertino and Li, "Efficient
 //! k-anonymization using clustering techniques", DASFAA 2007) from a few deterministic
 //! first seeds; each result is polished by a local search of row moves and swaps inside
 //! the pool, and the cheapest wins if it beats the current grouping. As everywhere in
-//! [`crate::improve`], the cost of a group of `s` rows is `s · Σ_j span_j(lo_j, hi_j)`
+//! [`crate::forest::improve`], the cost of a group of `s` rows is `s · Σ_j span_j(lo_j, hi_j)`
 //! for its rank range `lo_j..=hi_j` in every attribute, plus, for the categorical
 //! attributes of range labels (*set attributes*), `s · (distinct values − 1) · unit_j`.
 

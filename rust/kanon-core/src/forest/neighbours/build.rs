@@ -3,13 +3,13 @@
 //! Aggarwal et al. (2005) build a directed forest over the cost graph of the rows: every
 //! tree lighter than k rows grows by an edge from its root to the nearest vertex outside
 //! it, until every tree holds at least k rows. The forest costs at most the optimal
-//! k-anonymization; DECOMPOSE ([`crate::decompose`]) then cuts large trees into groups.
+//! k-anonymization; DECOMPOSE ([`crate::forest::decompose`]) then cuts large trees into groups.
 //!
 //! The cost graph is never materialized: identical rows are one weighted vertex, and
 //! every vertex keeps only its nearest neighbours ([`nearest_neighbours`]), which is
 //! enough for an exact nearest-outside lookup (see [`forest`]).
 //!
-//! Ties are broken by vertex index everywhere (costs are exact, see [`crate::cost`]), so
+//! Ties are broken by vertex index everywhere (costs are exact, see [`crate::forest::cost`]), so
 //! the same input always gives the same forest.
 
 use crate::cancel;
@@ -239,7 +239,7 @@ pub fn forest_groups(parent: &[Option<u32>]) -> Result<Vec<Vec<u32>>> {
 ///
 /// # Examples
 /// ```
-/// use kanon_core::cost::{CostModel, LevelCost};
+/// use kanon_core::forest::cost::{CostModel, LevelCost};
 /// use kanon_core::forest::neighbours::{build_forest, forest_groups};
 /// use kanon_core::Hierarchy;
 /// let age = Hierarchy::try_from_levels(&[&[0, 1, 2, 3], &[0, 0, 1, 1], &[0, 0, 0, 0]]).unwrap();

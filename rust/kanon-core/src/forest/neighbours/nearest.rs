@@ -3,13 +3,13 @@
 //! Aggarwal et al. (2005) build a directed forest over the cost graph of the rows: every
 //! tree lighter than k rows grows by an edge from its root to the nearest vertex outside
 //! it, until every tree holds at least k rows. The forest costs at most the optimal
-//! k-anonymization; DECOMPOSE ([`crate::decompose`]) then cuts large trees into groups.
+//! k-anonymization; DECOMPOSE ([`crate::forest::decompose`]) then cuts large trees into groups.
 //!
 //! The cost graph is never materialized: identical rows are one weighted vertex, and
 //! every vertex keeps only its nearest neighbours ([`nearest_neighbours`]), which is
 //! enough for an exact nearest-outside lookup (see [`forest`]).
 //!
-//! Ties are broken by vertex index everywhere (costs are exact, see [`crate::cost`]), so
+//! Ties are broken by vertex index everywhere (costs are exact, see [`crate::forest::cost`]), so
 //! the same input always gives the same forest.
 
 use rayon::prelude::*;
@@ -68,7 +68,7 @@ use crate::forest::cost::paths::{climb_all, Rung};
 ///
 /// # Examples
 /// ```
-/// use kanon_core::cost::{CostModel, LevelCost};
+/// use kanon_core::forest::cost::{CostModel, LevelCost};
 /// use kanon_core::forest::neighbours::nearest_neighbours;
 /// use kanon_core::Hierarchy;
 /// let model = CostModel::try_new(vec![Hierarchy::flat(3), Hierarchy::flat(2)],
@@ -167,7 +167,7 @@ fn trie_search(
 /// `n · lookups` where the trie does not pay (under [`LevelCost::Range`], or where most of
 /// a sample of queries would cost the trie more than a scan), else the mean over that
 /// sample of the trie's work (a query past its cap counted as scanned). The forest cuts
-/// tuples whose queries read too much into smaller blocks ([`crate::blocked`]): both
+/// tuples whose queries read too much into smaller blocks ([`crate::forest::blocked`]): both
 /// searches are quadratic in the tuples where the bounds prune little.
 pub(crate) fn query_lookups(
     tuples: &[u32],
