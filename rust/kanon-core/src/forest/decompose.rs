@@ -65,6 +65,7 @@ use std::cmp::Reverse;
 use std::collections::BTreeSet;
 
 use crate::error::{KernelError, Result};
+use crate::forest::union_find::UnionFind;
 
 /// Which cut DECOMPOSE applied (for tests and statistics).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -396,7 +397,7 @@ fn check_forest(
     edges: &[(u32, u32)],
     shown: &[(u32, u32)],
 ) -> Result<()> {
-    let mut dsu = Dsu::new(n);
+    let mut sets = UnionFind::singletons(n);
     for (i, (&(a, b), &(sa, sb))) in edges.iter().zip(shown).enumerate() {
         if a == b {
             return Err(KernelError::InvalidArgument {
@@ -404,7 +405,7 @@ fn check_forest(
                 message: format!("edge {i} = ({sa}, {sb}) is a self-loop"),
             });
         }
-        if !dsu.union(a, b) {
+        if !sets.union(a, b) {
             return Err(KernelError::InvalidArgument {
                 kernel,
                 message: format!(
@@ -414,44 +415,6 @@ fn check_forest(
         }
     }
     Ok(())
-}
-
-/// Union-find with path halving and union by size.
-struct Dsu {
-    parent: Vec<u32>,
-    size: Vec<u32>,
-}
-
-impl Dsu {
-    fn new(n: usize) -> Self {
-        Dsu {
-            parent: (0..n as u32).collect(),
-            size: vec![1; n],
-        }
-    }
-
-    fn find(&mut self, mut x: u32) -> u32 {
-        while self.parent[x as usize] != x {
-            let grand = self.parent[self.parent[x as usize] as usize];
-            self.parent[x as usize] = grand;
-            x = grand;
-        }
-        x
-    }
-
-    /// Join the sets of a and b; false if they were already one set.
-    fn union(&mut self, a: u32, b: u32) -> bool {
-        let (mut a, mut b) = (self.find(a), self.find(b));
-        if a == b {
-            return false;
-        }
-        if self.size[a as usize] < self.size[b as usize] {
-            std::mem::swap(&mut a, &mut b);
-        }
-        self.parent[b as usize] = a;
-        self.size[a as usize] += self.size[b as usize];
-        true
-    }
 }
 
 /// The children of one vertex, ordered by id and by (size descending, id ascending).

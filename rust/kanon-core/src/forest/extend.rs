@@ -16,6 +16,7 @@ use crate::forest::decompose::decompose;
 use crate::forest::improve::levels::{check_rows, group_levels};
 use crate::forest::improve::repair::repair;
 use crate::forest::neighbours::nearest::nearest_neighbours;
+use crate::forest::union_find::UnionFind;
 
 /// The group of a row that is not placed yet.
 pub const NEW: u32 = u32::MAX;
@@ -156,29 +157,28 @@ pub fn extend(
     let listed = nearest_neighbours(&new_tuples, m, model, k.saturating_sub(1).max(1))?;
 
     // FOREST over new vertices 0..v and group vertices v..v+groups.
-    let mut up: Vec<usize> = (0..v + groups).collect();
-    let mut weight: Vec<usize> = vertex_rows
-        .iter()
-        .map(Vec::len)
-        .chain(sizes.iter().copied())
-        .collect();
-    fn find(up: &mut [usize], mut x: usize) -> usize {
-        while up[x] != x {
-            up[x] = up[up[x]];
-            x = up[x];
-        }
-        x
+    if u32::try_from(v + groups).is_err() {
+        return Err(invalid(format!(
+            "{v} new tuples and {groups} groups exceed the limit of 4294967295 together"
+        )));
     }
+    let weights: Vec<u64> = vertex_rows
+        .iter()
+        .map(|rows| rows.len() as u64)
+        .chain(sizes.iter().map(|&s| s as u64))
+        .collect();
+    let mut sets = UnionFind::new(&weights);
+    let vertex = |x: usize| x as u32;
     let mut parent: Vec<Option<usize>> = vec![None; v];
     for i in 0..v {
         loop {
-            let c = find(&mut up, i);
-            if weight[c] >= k {
+            let c = sets.find(vertex(i));
+            if sets.weight(c) >= k as u64 {
                 break;
             }
-            // The representative is the tree's vertex without an out-edge: a linking
-            // component always hangs below the target's representative.
-            let u = c;
+            // The tree's vertex without an out-edge: a linking component always hangs
+            // below the target's tree.
+            let u = sets.root(c) as usize;
             debug_assert!(u < v, "only components of new rows are lighter than k");
             // Nearest new vertex outside the component. The component holds at most
             // k − 2 vertices besides u, so the list of k − 1 nearest has the answer
@@ -186,7 +186,7 @@ pub fn extend(
             let mut best: Option<(u64, usize)> = listed[u]
                 .iter()
                 .map(|&(_, x)| x as usize)
-                .find(|&x| find(&mut up, x) != c)
+                .find(|&x| sets.find(vertex(x)) != c)
                 .map(|x| {
                     (
                         model.pair_units(row(vertex_tuple[u]), row(vertex_tuple[x])),
@@ -202,9 +202,7 @@ pub fn extend(
                 return Err(invalid("internal error: no vertex to link to".to_owned()));
             };
             parent[u] = Some(target);
-            let d = find(&mut up, target);
-            up[c] = d;
-            weight[d] += weight[c];
+            sets.union_under(c, vertex(target));
         }
     }
 
@@ -214,11 +212,11 @@ pub fn extend(
     let mut alone: Vec<usize> = Vec::new();
     let mut group_of_component = vec![usize::MAX; v + groups];
     for g in 0..groups {
-        let c = find(&mut up, v + g);
+        let c = sets.find(vertex(v + g)) as usize;
         group_of_component[c] = g;
     }
     for (x, rows) in vertex_rows.iter().enumerate() {
-        let c = find(&mut up, x);
+        let c = sets.find(vertex(x)) as usize;
         match group_of_component[c] {
             usize::MAX => alone.push(x),
             g => {

@@ -16,6 +16,7 @@
 //!   passes a second start, the classes of full-domain generalizations, cheapest first.
 //! - [`blocked`]: the forest on large tables, in blocks cut by Mondrian.
 //! - [`extend`]: continuous mode, placing rows added after a release.
+//! - `union_find`: the one union-find of FOREST, DECOMPOSE's forest check and [`extend`].
 
 pub mod anonymize;
 pub mod blocked;
@@ -25,3 +26,4 @@ pub mod extend;
 pub mod improve;
 pub mod neighbours;
 mod starts;
+mod union_find;

@@ -17,6 +17,7 @@ use crate::error::{KernelError, Result};
 use crate::forest::cost::model::CostModel;
 use crate::forest::cost::model::LevelCost;
 use crate::forest::neighbours::nearest::{nearest_neighbours, Scan};
+use crate::forest::union_find::UnionFind;
 
 /// FOREST (Aggarwal et al. 2005): grow a directed forest until every tree weighs at least
 /// `k`.
@@ -114,10 +115,10 @@ where
         poll.tick()?;
         loop {
             let rep = sets.find(i);
-            if sets.weight[rep as usize] >= k {
+            if sets.weight(rep) >= k {
                 break;
             }
-            let u = sets.root[rep as usize];
+            let u = sets.root(rep);
             let listed = neighbours[u as usize]
                 .iter()
                 .map(|&(_, v)| v)
@@ -193,7 +194,7 @@ pub fn forest_groups(parent: &[Option<u32>]) -> Result<Vec<Vec<u32>>> {
             "vertex {u} points to {v}, which is not below the vertex count {n}"
         )));
     }
-    let mut sets = UnionFind::new(&vec![1; n]);
+    let mut sets = UnionFind::singletons(n);
     for (u, p) in parent.iter().enumerate() {
         if let Some(v) = *p {
             let ru = sets.find(u as u32);
@@ -316,65 +317,4 @@ fn check_weights(weights: &[u64], k: u64, kernel: &'static str) -> Result<usize>
         )));
     }
     Ok(n)
-}
-
-/// Union-find by size with path compression; each set knows its weight and tree root.
-struct UnionFind {
-    up: Vec<u32>,
-    size: Vec<u32>,
-    /// Total vertex weight of each set (saturating), valid at representatives.
-    weight: Vec<u64>,
-    /// The vertex without an out-edge of each set's tree, valid at representatives.
-    root: Vec<u32>,
-}
-
-impl UnionFind {
-    /// Singletons with the given weights (`weights.len() ≤ u32::MAX` is checked by the
-    /// callers).
-    fn new(weights: &[u64]) -> Self {
-        let n = weights.len() as u32;
-        Self {
-            up: (0..n).collect(),
-            size: vec![1; weights.len()],
-            weight: weights.to_vec(),
-            root: (0..n).collect(),
-        }
-    }
-
-    fn find(&mut self, mut x: u32) -> u32 {
-        while self.up[x as usize] != x {
-            let grand = self.up[self.up[x as usize] as usize];
-            self.up[x as usize] = grand;
-            x = grand;
-        }
-        x
-    }
-
-    /// [`Self::find`] without path compression, for shared borrows.
-    fn find_const(&self, mut x: u32) -> u32 {
-        while self.up[x as usize] != x {
-            x = self.up[x as usize];
-        }
-        x
-    }
-
-    /// Merge the set of representative `rep` into the set of `v`: the merged tree's root
-    /// is `v`'s tree root (the old root of `rep` just got an out-edge).
-    fn union_under(&mut self, rep: u32, v: u32) {
-        let other = self.find(v);
-        if other == rep {
-            return;
-        }
-        let root = self.root[other as usize];
-        let weight = self.weight[rep as usize].saturating_add(self.weight[other as usize]);
-        let (big, small) = if self.size[rep as usize] >= self.size[other as usize] {
-            (rep, other)
-        } else {
-            (other, rep)
-        };
-        self.up[small as usize] = big;
-        self.size[big as usize] += self.size[small as usize];
-        self.weight[big as usize] = weight;
-        self.root[big as usize] = root;
-    }
 }
