@@ -1,4 +1,4 @@
-"""The package's structure: no import cycles in python/kanon, no source file too long.
+"""The package's structure: no import cycles, every source file names its one job.
 
 The import graph counts every import of a kanon module, wherever it stands: at the top,
 inside a function, or under ``if TYPE_CHECKING:``. A cycle is named in full.
@@ -19,7 +19,6 @@ from kanon.plan.release.registry import METHODS
 REPO = Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "python" / "kanon"
 RUST_CORE = REPO / "rust" / "kanon-core" / "src"
-MAX_LINES = 1_000
 
 
 def _load_rust_cycles_check():  # type: ignore[no-untyped-def]
@@ -209,24 +208,59 @@ def test_every_method_is_registered_and_takes_declared_scoped_options() -> None:
     assert scoped == {o for m in METHODS.values() for o in m.options}
 
 
-def _too_long(files: list[Path]) -> list[str]:
-    counts = ((p, len(p.read_text().splitlines())) for p in files)
-    return [f"{p.relative_to(REPO)}: {n} lines" for p, n in counts if n > MAX_LINES]
-
-
-def test_python_files_are_short() -> None:
-    """No module of python/kanon is over 1,000 lines."""
-    long = _too_long(sorted(PACKAGE.rglob("*.py")))
-    assert not long, "files over 1,000 lines: " + ", ".join(long)
-
-
-def test_rust_core_files_are_short() -> None:
-    """No source file of rust/kanon-core/src is over 1,000 lines."""
-    long = _too_long(sorted(RUST_CORE.rglob("*.rs")))
-    assert not long, "files over 1,000 lines: " + ", ".join(long)
-
-
 RUST_CRATES = [RUST_CORE, REPO / "rust" / "kanon-py" / "src"]
+PLACEHOLDERS = {"todo", "tbd", "fixme", "xxx", "placeholder", "module", "docs", "doc"}
+
+
+def _names_its_job(line: str) -> bool:
+    """A first doc line names a job: a sentence of words, not a placeholder."""
+    text = line.strip().rstrip(".").strip()
+    words = text.split()
+    return len(words) >= 3 and text.lower() not in PLACEHOLDERS and not text.startswith("...")
+
+
+def _missing_job_line(files: list[Path]) -> list[str]:
+    """The files whose first line is no doc line naming the file's one job."""
+    missing = []
+    for p in files:
+        text = p.read_text()
+        if p.suffix == ".rs":
+            first = text.split("\n", 1)[0]
+            ok = first.startswith("//!") and _names_its_job(first.removeprefix("//!"))
+        else:
+            doc = ast.get_docstring(ast.parse(text))
+            ok = doc is not None and _names_its_job(doc.strip().split("\n", 1)[0])
+        if not ok:
+            missing.append(str(p.relative_to(REPO) if p.is_relative_to(REPO) else p))
+    return missing
+
+
+def test_every_source_file_names_its_one_job() -> None:
+    """Every Rust file of the crates and every module of python/kanon opens with a doc line
+    naming its one job (a file may be long if it has one job)."""
+    files = [p for src in RUST_CRATES for p in sorted(src.rglob("*.rs"))]
+    files += sorted(PACKAGE.rglob("*.py"))
+    missing = _missing_job_line(files)
+    assert not missing, "files without a first doc line naming their job: " + ", ".join(missing)
+
+
+def test_the_job_line_check_finds_a_file_without_one(tmp_path: Path) -> None:
+    good_rs = tmp_path / "good.rs"
+    good_rs.write_text("//! Union-find over the vertices of a forest.\npub struct Sets;\n")
+    bad_rs = tmp_path / "bad.rs"
+    bad_rs.write_text("use std::fmt;\n//! Too late for a module doc.\n")
+    empty_rs = tmp_path / "empty.rs"
+    empty_rs.write_text("//!\n//! The job, one line too low.\n")
+    good_py = tmp_path / "good.py"
+    good_py.write_text('"""Read a release back from its table."""\n')
+    bad_py = tmp_path / "bad.py"
+    bad_py.write_text("import os\n")
+    todo_py = tmp_path / "todo.py"
+    todo_py.write_text('"""TODO."""\n')
+    files = [good_rs, bad_rs, empty_rs, good_py, bad_py, todo_py]
+    assert sorted(_missing_job_line(files)) == sorted(
+        str(p) for p in (bad_rs, empty_rs, bad_py, todo_py)
+    )
 
 
 def test_no_module_cycles_in_the_rust_crates() -> None:
