@@ -206,7 +206,7 @@ fn print_phases(tuples: &[u32], m: usize, weights: &[u64], model: &CostModel, k:
         &tuple_of_row,
         &mut group_of_row,
         base_groups,
-        k as usize,
+        k,
         Effort::Full,
     )
     .unwrap();

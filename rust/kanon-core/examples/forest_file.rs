@@ -199,7 +199,7 @@ fn main() {
                 edges.push((base[v], base[*p as usize]));
             }
         }
-        let d = decompose(local_to_row.len(), &edges, k as usize).expect("decompose");
+        let d = decompose(local_to_row.len(), &edges, k).expect("decompose");
         groups.extend(
             d.groups
                 .into_iter()
@@ -224,7 +224,7 @@ fn main() {
             &tuple_of_row,
             &mut group_of_row,
             groups.len(),
-            k as usize,
+            k,
         )
         .expect("repair");
         add("3 repair", c.elapsed().as_secs_f64(), repaired.merged);
@@ -244,7 +244,7 @@ fn main() {
             &tuple_of_row,
             &mut group_of_row,
             repaired.groups,
-            k as usize,
+            k,
             effort,
         )
         .expect("improve");

@@ -162,7 +162,7 @@ proptest! {
             let heavy_alone = rows.iter().all(|&t| t == rows[0]) && counts[rows[0]] >= k;
             if improve.is_none() && !heavy_alone && light >= k {
                 // Straight out of DECOMPOSE: the repair pass had nothing to do.
-                prop_assert!(rows.len() <= max_group_size(k as usize));
+                prop_assert!(rows.len() as u64 <= max_group_size(k));
             }
         }
         if light >= k || light == 0 {
@@ -212,7 +212,7 @@ proptest! {
             *slot = slots.get_mut(row).unwrap().pop().unwrap();
         }
         let before = group_of_row.clone();
-        let e = extend(&flat, m, &model, &tuple_of_row, &group_of_row, r.groups, k as usize)
+        let e = extend(&flat, m, &model, &tuple_of_row, &group_of_row, r.groups, k)
             .unwrap();
         for (a, b) in before.iter().zip(&e.group_of_row) {
             if *a != NEW {

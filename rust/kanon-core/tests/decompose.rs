@@ -183,7 +183,7 @@ fn is_tree(part: &[u32], edges: &[(u32, u32)]) -> bool {
 fn reference_decompose(n: usize, edges: &[(u32, u32)], k: usize) -> Decomposition {
     let all: Vec<u32> = (0..n as u32).collect();
     let adj = adjacency(&all, edges);
-    let bound = max_group_size(k);
+    let bound = max_group_size(k as u64) as usize;
     let mut seen = BTreeSet::new();
     let mut todo = Vec::new();
     for v in 0..n as u32 {
@@ -232,7 +232,7 @@ fn path(n: u32) -> Vec<(u32, u32)> {
 /// Check one split: matches the reference, both parts are trees of at least k rows
 /// that partition the input.
 fn check_split(vertices: &[u32], edges: &[(u32, u32)], k: usize, start: u32) -> Split {
-    let split = decompose_component(vertices, edges, k, start).unwrap();
+    let split = decompose_component(vertices, edges, k as u64, start).unwrap();
     assert_eq!(split, reference_step(vertices, edges, k, start));
     for i in 0..2 {
         assert!(split.parts[i].len() >= k);
@@ -468,8 +468,8 @@ fn k_one_and_two_reach_the_bounds() {
     assert_eq!(d.cuts[3], 0);
 }
 
-fn check_groups(n: usize, edges: &[(u32, u32)], k: usize, d: &Decomposition) {
-    let bound = max_group_size(k);
+fn check_groups(n: usize, edges: &[(u32, u32)], k: u64, d: &Decomposition) {
+    let bound = max_group_size(k) as usize;
     let mut seen = vec![false; n];
     for group in &d.groups {
         assert!(group.windows(2).all(|w| w[0] < w[1]));
@@ -477,7 +477,7 @@ fn check_groups(n: usize, edges: &[(u32, u32)], k: usize, d: &Decomposition) {
             assert!(!std::mem::replace(&mut seen[x as usize], true));
         }
         // Groups below k are whole input trees: no edge leaves them.
-        if group.len() < k {
+        if (group.len() as u64) < k {
             assert!(edges
                 .iter()
                 .all(|(a, b)| group.contains(a) == group.contains(b)));
@@ -637,15 +637,15 @@ proptest! {
         (n, edges) in forest(),
         k in 1usize..=12,
     ) {
-        let d = decompose(n, &edges, k).unwrap();
-        check_groups(n, &edges, k, &d);
+        let d = decompose(n, &edges, k as u64).unwrap();
+        check_groups(n, &edges, k as u64, &d);
         prop_assert_eq!(&d, &reference_decompose(n, &edges, k));
         // Same input, and the edge list reordered and flipped: same output.
-        prop_assert_eq!(&d, &decompose(n, &edges, k).unwrap());
+        prop_assert_eq!(&d, &decompose(n, &edges, k as u64).unwrap());
         let mut shuffled: Vec<(u32, u32)> = edges.iter().rev().map(|&(a, b)| (b, a)).collect();
         let half = shuffled.len() / 2;
         shuffled.rotate_left(half);
-        prop_assert_eq!(&d, &decompose(n, &shuffled, k).unwrap());
+        prop_assert_eq!(&d, &decompose(n, &shuffled, k as u64).unwrap());
     }
 
     #[test]
@@ -654,6 +654,6 @@ proptest! {
         let flipped: Vec<(u32, u32)> = edges.iter().rev().map(|&(a, b)| (b, a)).collect();
         let mut reordered = vertices.clone();
         reordered.reverse();
-        prop_assert_eq!(split, decompose_component(&reordered, &flipped, k, start).unwrap());
+        prop_assert_eq!(split, decompose_component(&reordered, &flipped, k as u64, start).unwrap());
     }
 }

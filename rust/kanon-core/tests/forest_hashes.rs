@@ -233,18 +233,14 @@ fn all() -> Vec<(String, u64)> {
                         edges.push((base[v], base[*p as usize]));
                     }
                 }
-                let d = decompose(rows as usize, &edges, ku);
+                let d = decompose(rows as usize, &edges, k);
                 emit(&mut out, format!("{kt}/decompose"), &d);
-                emit(
-                    &mut out,
-                    format!("{kt}/max_group_size"),
-                    &max_group_size(ku),
-                );
+                emit(&mut out, format!("{kt}/max_group_size"), &max_group_size(k));
                 let vertices: Vec<u32> = (0..rows as u32).collect();
                 emit(
                     &mut out,
                     format!("{kt}/decompose_component"),
-                    &decompose_component(&vertices, &edges, ku, 0),
+                    &decompose_component(&vertices, &edges, k, 0),
                 );
                 let Ok(d) = d else { continue };
                 let mut group_of_row = vec![0u32; rows as usize];
@@ -267,12 +263,12 @@ fn all() -> Vec<(String, u64)> {
                 // Repair a grouping with groups under k: rows in groups of two by tuple.
                 let mut small: Vec<u32> = (0..rows as u32).map(|r| r / 2).collect();
                 let small_groups = (rows as usize).div_ceil(2);
-                let rep = repair(&model, &c.tuples, M, &rows_of, &mut small, small_groups, ku);
+                let rep = repair(&model, &c.tuples, M, &rows_of, &mut small, small_groups, k);
                 emit(&mut out, format!("{kt}/repair"), &(&rep, &small));
                 for effort in [Effort::Fast, Effort::Full] {
                     let mut g = group_of_row.clone();
                     let r = improve_with_stats(
-                        &model, &c.tuples, M, &rows_of, &mut g, groups, ku, effort,
+                        &model, &c.tuples, M, &rows_of, &mut g, groups, k, effort,
                     )
                     .map(|(groups, stats)| {
                         let passes: Vec<_> = stats
@@ -316,7 +312,7 @@ fn all() -> Vec<(String, u64)> {
                             }
                         }
                     }
-                    let e = extend(&c.tuples, M, &model, &rows_of, &old, kept as usize, ku);
+                    let e = extend(&c.tuples, M, &model, &rows_of, &old, kept as usize, k);
                     emit(&mut out, format!("{kt}/extend"), &e);
                 }
             }

@@ -342,7 +342,16 @@ fn check_improvement(inst: &Instance, k: usize) -> Result<(), TestCaseError> {
     let groups = (rows / k).max(1);
     let mut group_of_row: Vec<u32> = (0..rows).map(|r| (r % groups) as u32).collect();
     let (t, m) = (&inst.tuples, inst.m);
-    let repaired = repair(&model, t, m, &tuple_of_row, &mut group_of_row, groups, k).unwrap();
+    let repaired = repair(
+        &model,
+        t,
+        m,
+        &tuple_of_row,
+        &mut group_of_row,
+        groups,
+        k as u64,
+    )
+    .unwrap();
     let before = release_cost(&model, t, m, &tuple_of_row, &group_of_row, repaired.groups).unwrap();
     prop_assert!(close(
         before,
@@ -355,7 +364,7 @@ fn check_improvement(inst: &Instance, k: usize) -> Result<(), TestCaseError> {
         &tuple_of_row,
         &mut group_of_row,
         repaired.groups,
-        k,
+        k as u64,
         Effort::Full,
     )
     .unwrap();

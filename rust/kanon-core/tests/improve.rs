@@ -201,7 +201,7 @@ fn repaired(case: &Instance, k: usize) -> (Vec<u32>, usize) {
         &case.tuple_of_row,
         &mut group_of_row,
         case.groups,
-        k,
+        k as u64,
     )
     .unwrap();
     (group_of_row, r.groups)
@@ -254,7 +254,7 @@ proptest! {
                                   &start, groups).unwrap();
         let mut group_of_row = start.clone();
         let (count, stats) = improve_with_stats(&case.model, &case.tuples, case.m,
-            &case.tuple_of_row, &mut group_of_row, groups, k, effort).unwrap();
+            &case.tuple_of_row, &mut group_of_row, groups, k as u64, effort).unwrap();
         check_grouping(&group_of_row, count, k);
         let after = release_cost(&case.model, &case.tuples, case.m, &case.tuple_of_row,
                                  &group_of_row, count).unwrap();
@@ -280,7 +280,7 @@ proptest! {
         // Same input, same output.
         let mut again = start.clone();
         let count_again = improve(&case.model, &case.tuples, case.m, &case.tuple_of_row,
-                                  &mut again, groups, k, effort).unwrap();
+                                  &mut again, groups, k as u64, effort).unwrap();
         prop_assert_eq!(count_again, count);
         prop_assert_eq!(again, group_of_row);
     }
@@ -333,7 +333,7 @@ fn improve_ages(ages: &[u32], group_of_row: &[u32], k: usize) -> (Vec<u32>, usiz
         &tuple_of_row,
         &mut out,
         groups,
-        k,
+        k as u64,
         Effort::Full,
     )
     .unwrap();

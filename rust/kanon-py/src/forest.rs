@@ -362,7 +362,7 @@ pub(crate) fn forest_extend<'py>(
     tuple_of_row: Column,
     group_of_row: Column,
     groups: usize,
-    k: usize,
+    k: u64,
 ) -> PyResult<Extended<'py>> {
     const EXTEND: &str = "forest_extend";
     let kind = match cost {

@@ -236,7 +236,7 @@ fn anonymize_ordered(
                 edges.push((base[v], base[*p as usize]));
             }
         }
-        let d = decompose(local_to_row.len(), &edges, k_rows)?;
+        let d = decompose(local_to_row.len(), &edges, k)?;
         stats.cuts = d.cuts;
         groups.extend(d.groups.into_iter().map(|g| {
             g.into_iter()
@@ -269,15 +269,7 @@ fn anonymize_ordered(
     }
     let mut count = groups.len();
     drop(groups);
-    let repaired = repair(
-        model,
-        tuples,
-        m,
-        &tuple_of_row,
-        &mut group_of_row,
-        count,
-        k_rows,
-    )?;
+    let repaired = repair(model, tuples, m, &tuple_of_row, &mut group_of_row, count, k)?;
     count = repaired.groups;
     stats.repaired = repaired.merged;
     stats.cost_before_improve =

@@ -127,7 +127,7 @@ pub struct Decomposition {
 /// * `k` – the anonymity parameter.
 ///
 /// # Returns
-/// max(2k − 1, 3k − 5) as an integer, saturating at `usize::MAX`. It is 0 for k = 0 and 1
+/// max(2k − 1, 3k − 5) as an integer, saturating at `u64::MAX`. It is 0 for k = 0 and 1
 /// for k = 1.
 ///
 /// # Complexity
@@ -140,7 +140,13 @@ pub struct Decomposition {
 /// assert_eq!(max_group_size(4), 7);
 /// assert_eq!(max_group_size(7), 16);
 /// ```
-pub fn max_group_size(k: usize) -> usize {
+pub fn max_group_size(k: u64) -> u64 {
+    let k = u128::from(k);
+    u64::try_from((2 * k).saturating_sub(1).max((3 * k).saturating_sub(5))).unwrap_or(u64::MAX)
+}
+
+/// [`max_group_size`] in rows of a call, saturating at `usize::MAX`.
+fn max_group_rows(k: usize) -> usize {
     let k = k as u128;
     clamp((2 * k).saturating_sub(1).max((3 * k).saturating_sub(5)))
 }
@@ -200,9 +206,10 @@ fn clamp(x: u128) -> usize {
 pub fn decompose_component(
     vertices: &[u32],
     edges: &[(u32, u32)],
-    k: usize,
+    k: u64,
     start: u32,
 ) -> Result<Split> {
+    let k = usize::try_from(k).unwrap_or(usize::MAX);
     const KERNEL: &str = "decompose_component";
     let invalid = |message: String| KernelError::InvalidArgument {
         kernel: KERNEL,
@@ -325,7 +332,8 @@ pub fn decompose_component(
 /// assert_eq!(d.groups, vec![vec![0, 1, 2], vec![3, 4, 5, 6], vec![7]]);
 /// assert_eq!(d.cuts, [0, 1, 0, 0]);
 /// ```
-pub fn decompose(n: usize, edges: &[(u32, u32)], k: usize) -> Result<Decomposition> {
+pub fn decompose(n: usize, edges: &[(u32, u32)], k: u64) -> Result<Decomposition> {
+    let k = usize::try_from(k).unwrap_or(usize::MAX);
     const KERNEL: &str = "decompose";
     check_k(KERNEL, k)?;
     if n > u32::MAX as usize {
@@ -347,7 +355,7 @@ pub fn decompose(n: usize, edges: &[(u32, u32)], k: usize) -> Result<Decompositi
     check_forest(KERNEL, n, edges, edges)?;
     // Visiting candidates in id order roots every tree at its smallest id.
     let (mut engine, roots) = Engine::new(k, n, edges, 0..n as u32);
-    let bound = max_group_size(k);
+    let bound = max_group_rows(k);
     let mut cuts = [0usize; 4];
     let mut all_roots = roots.clone();
     let mut todo: Vec<u32> = roots
@@ -825,11 +833,12 @@ mod tests {
 
     #[test]
     fn bounds_match_the_paper() {
-        let bounds: Vec<usize> = (1..=8).map(max_group_size).collect();
+        let bounds: Vec<usize> = (1..=8).map(max_group_rows).collect();
         assert_eq!(bounds, vec![1, 3, 5, 7, 10, 13, 16, 19]);
         let mins: Vec<usize> = (1..=8).map(min_split_size).collect();
         assert_eq!(mins, vec![2, 4, 6, 8, 10, 13, 16, 19]);
-        assert_eq!(max_group_size(usize::MAX), usize::MAX);
+        assert_eq!(max_group_rows(usize::MAX), usize::MAX);
+        assert_eq!(max_group_size(u64::MAX), u64::MAX);
         assert_eq!(min_split_size(usize::MAX / 2), usize::MAX);
         assert_eq!(max_group_size(0), 0);
     }

@@ -72,8 +72,9 @@ pub fn extend(
     tuple_of_row: &[u32],
     group_of_row: &[u32],
     groups: usize,
-    k: usize,
+    k: u64,
 ) -> Result<Extension> {
+    let k = usize::try_from(k).unwrap_or(usize::MAX);
     const KERNEL: &str = "extend";
     let invalid = |message: String| KernelError::InvalidArgument {
         kernel: KERNEL,
@@ -248,7 +249,7 @@ pub fn extend(
                 edges.push((local_of_vertex[x] as u32, local_of_vertex[p] as u32));
             }
         }
-        let d = decompose(local_rows.len(), &edges, k)?;
+        let d = decompose(local_rows.len(), &edges, k as u64)?;
         for group in d.groups {
             for local in group {
                 out[local_rows[local as usize]] = count as u32;
@@ -257,7 +258,7 @@ pub fn extend(
             new_groups += 1;
         }
     }
-    let repaired = repair(model, tuples, m, tuple_of_row, &mut out, count, k)?;
+    let repaired = repair(model, tuples, m, tuple_of_row, &mut out, count, k as u64)?;
     let levels = group_levels(model, tuples, m, tuple_of_row, &out, repaired.groups)?;
     Ok(Extension {
         group_of_row: out,

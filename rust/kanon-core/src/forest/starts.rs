@@ -96,7 +96,7 @@ pub(crate) fn improve_best(
             tuple_of_row,
             &mut start.group_of_row,
             start.groups,
-            k,
+            k as u64,
             effort,
         )?;
         let cost = release_cost(model, tuples, m, tuple_of_row, &start.group_of_row, groups)?;

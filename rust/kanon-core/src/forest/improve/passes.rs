@@ -69,7 +69,7 @@ pub fn improve(
     tuple_of_row: &[u32],
     group_of_row: &mut [u32],
     groups: usize,
-    k: usize,
+    k: u64,
     effort: Effort,
 ) -> Result<usize> {
     improve_with_stats(
@@ -168,9 +168,10 @@ pub fn improve_with_stats(
     tuple_of_row: &[u32],
     group_of_row: &mut [u32],
     groups: usize,
-    k: usize,
+    k: u64,
     effort: Effort,
 ) -> Result<(usize, ImproveStats)> {
+    let k = usize::try_from(k).unwrap_or(usize::MAX);
     let kernel = "improve";
     cancel::check(kernel)?;
     let n = model.check_tuples(tuples, m, kernel)?;

@@ -54,8 +54,9 @@ pub fn repair(
     tuple_of_row: &[u32],
     group_of_row: &mut [u32],
     groups: usize,
-    k: usize,
+    k: u64,
 ) -> Result<Repaired> {
+    let k = usize::try_from(k).unwrap_or(usize::MAX);
     let kernel = "repair";
     let n = model.check_tuples(tuples, m, kernel)?;
     check_rows(kernel, n, tuple_of_row, group_of_row, groups)?;
