@@ -51,6 +51,82 @@ pub const MAX_ATTRIBUTES: usize = 64;
 /// The marker of a suppressed cell in a class key (sorts after every label code).
 const MARKER: u32 = u32::MAX;
 
+/// One histogram and the options of the algorithms of this module, by name.
+#[derive(Debug, Clone, Copy)]
+pub struct Histogram<'a> {
+    /// Row-major leaf codes, `m` per tuple.
+    pub tuples: &'a [u32],
+    /// Attributes per tuple.
+    pub m: usize,
+    /// Rows per tuple.
+    pub counts: &'a [u64],
+    /// One hierarchy per attribute.
+    pub hierarchies: &'a [Hierarchy],
+    /// Every released class holds at least `k` rows.
+    pub k: u64,
+    /// Datafly only: the rows its loop may leave below `k` (None: `k`, Sweeney's rule).
+    pub max_suppressed: Option<u64>,
+    /// Whether suppressed rows stay in the release as the `*` class.
+    pub keep_suppressed: bool,
+}
+
+/// An algorithm of this module on one histogram.
+pub type Algorithm = fn(&Histogram<'_>) -> Result<HistoricRelease>;
+
+/// The algorithms by name (the `method` of `kanon_historic`): a new full-domain
+/// heuristic over the histogram is a function and a row here.
+pub const ALGORITHMS: &[(&str, Algorithm)] = &[(DATAFLY, datafly_on), (MU_ARGUS, mu_argus_on)];
+
+/// The algorithm named `name`.
+///
+/// # Errors
+/// [`KernelError::InvalidArgument`] naming the algorithms, for an unknown name.
+pub fn algorithm(kernel: &'static str, name: &str) -> Result<Algorithm> {
+    ALGORITHMS
+        .iter()
+        .find(|(known, _)| *known == name)
+        .map(|&(_, run)| run)
+        .ok_or_else(|| {
+            let known: Vec<&str> = ALGORITHMS.iter().map(|(known, _)| *known).collect();
+            KernelError::InvalidArgument {
+                kernel,
+                message: format!("unknown method {name:?}, expected one of {known:?}"),
+            }
+        })
+}
+
+fn datafly_on(h: &Histogram<'_>) -> Result<HistoricRelease> {
+    let limit = h.max_suppressed.unwrap_or(h.k);
+    datafly(
+        h.tuples,
+        h.m,
+        h.counts,
+        h.hierarchies,
+        h.k,
+        limit,
+        h.keep_suppressed,
+    )
+}
+
+fn mu_argus_on(h: &Histogram<'_>) -> Result<HistoricRelease> {
+    if h.max_suppressed.is_some() {
+        return Err(KernelError::InvalidArgument {
+            kernel: MU_ARGUS,
+            message: "max_suppressed applies to method 'datafly' only; 'mu_argus' suppresses \
+                      what its own rules leave below k"
+                .to_owned(),
+        });
+    }
+    mu_argus(
+        h.tuples,
+        h.m,
+        h.counts,
+        h.hierarchies,
+        h.k,
+        h.keep_suppressed,
+    )
+}
+
 /// A release of one of the historic algorithms.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HistoricRelease {

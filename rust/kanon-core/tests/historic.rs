@@ -783,3 +783,37 @@ fn adult_sized_histograms_take_well_under_a_second() {
         assert!(datafly_time.as_secs_f64() < 0.5 && mu_time.as_secs_f64() < 0.5);
     }
 }
+
+#[test]
+fn algorithms_are_found_by_name_and_run_as_their_functions() {
+    use kanon_core::historic::{algorithm, Histogram, ALGORITHMS};
+    let tuples = [0, 0, 1, 1, 2, 0, 3, 1];
+    let h = [age(), Hierarchy::flat(2)];
+    let input = Histogram {
+        tuples: &tuples,
+        m: 2,
+        counts: &[1; 4],
+        hierarchies: &h,
+        k: 2,
+        max_suppressed: None,
+        keep_suppressed: true,
+    };
+    let names: Vec<&str> = ALGORITHMS.iter().map(|(name, _)| *name).collect();
+    assert_eq!(names, ["datafly", "mu_argus"]);
+    // Datafly's limit defaults to k rows (Sweeney's rule).
+    let by_name = algorithm("historic", "datafly").unwrap()(&input).unwrap();
+    assert_eq!(
+        by_name,
+        datafly(&tuples, 2, &[1; 4], &h, 2, 2, true).unwrap()
+    );
+    let by_name = algorithm("historic", "mu_argus").unwrap()(&input).unwrap();
+    assert_eq!(by_name, mu_argus(&tuples, 2, &[1; 4], &h, 2, true).unwrap());
+    let limited = Histogram {
+        max_suppressed: Some(0),
+        ..input
+    };
+    let err = algorithm("historic", "mu_argus").unwrap()(&limited).unwrap_err();
+    assert!(err.to_string().contains("max_suppressed"), "{err}");
+    let err = algorithm("historic", "nope").err().unwrap();
+    assert!(err.to_string().contains("\"datafly\""), "{err}");
+}

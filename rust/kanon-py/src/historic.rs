@@ -1,9 +1,9 @@
-//! Sweeney's historic greedy algorithms: ``kanon_historic`` (Datafly and μ-Argus).
+//! The full-domain heuristics over one histogram: ``kanon_historic`` (Datafly, μ-Argus).
 
 use std::collections::HashSet;
 
 use arrow_array::{Array, UInt32Array, UInt64Array};
-use kanon_core::historic::{datafly, mu_argus, HistoricRelease};
+use kanon_core::historic::{algorithm, Histogram as Input, HistoricRelease};
 use kanon_core::{Hierarchy, KernelError};
 use pyo3::prelude::*;
 use serde::Deserialize;
@@ -12,21 +12,14 @@ use crate::convert::{self, array, run, Column, ListColumn, U32, U64};
 
 const KERNEL: &str = "historic";
 
-/// The historic algorithms.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-enum Method {
-    Datafly,
-    MuArgus,
-}
-
 /// The options of ``kanon_historic`` (its JSON argument).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Options {
     /// Number of quasi-identifiers (at most 64).
     m: usize,
-    method: Method,
+    /// A name of ``kanon_core::historic::ALGORITHMS``.
+    method: String,
     /// Datafly only: the rows its loop may leave in classes below k (they are
     /// suppressed); absent or null for Sweeney's rule, k rows.
     #[serde(default)]
@@ -60,7 +53,7 @@ struct Released {
 ///     hierarchies: ``UINTEGER[][][]``, per attribute and level the label code of every
 ///         leaf.
 ///     k: ``UBIGINT``, the smallest class size.
-///     options: JSON: ``m``, ``method`` (``'datafly'`` or ``'mu_argus'``),
+///     options: JSON: ``m``, ``method`` (a name of ``kanon_core::historic::ALGORITHMS``),
 ///         ``max_suppressed`` (Datafly; absent or null for Sweeney's k rows) and
 ///         ``keep_suppressed``.
 ///
@@ -111,15 +104,6 @@ pub(crate) fn historic<'py>(
             continue;
         }
         let options: Options = convert::options(py, KERNEL, columns[4].as_ref(), i)?;
-        if options.method == Method::MuArgus && options.max_suppressed.is_some() {
-            return Err(convert::invalid(
-                py,
-                KERNEL,
-                "max_suppressed applies to method 'datafly' only; 'mu_argus' suppresses what \
-                 its own rules leave below k"
-                    .to_owned(),
-            ));
-        }
         let histogram = Histogram {
             tuples: convert::row::<U32>(py, KERNEL, "tuples", tuples, i)?,
             counts: convert::row::<U64>(py, KERNEL, "counts", counts, i)?,
@@ -175,24 +159,19 @@ pub(crate) fn historic<'py>(
 
 /// Run the method on one histogram (GIL released).
 fn release(h: &Histogram) -> Result<Released, KernelError> {
+    let run_algorithm = algorithm(KERNEL, &h.options.method)?;
     let built = convert::hierarchies(&h.hierarchies)?;
     let (tuples, counts, m) = (h.tuples.values(), h.counts.values(), h.options.m);
     let clock = std::time::Instant::now();
-    let release = match h.options.method {
-        Method::Datafly => {
-            let limit = h.options.max_suppressed.unwrap_or(h.k);
-            datafly(
-                tuples,
-                m,
-                counts,
-                &built,
-                h.k,
-                limit,
-                h.options.keep_suppressed,
-            )?
-        }
-        Method::MuArgus => mu_argus(tuples, m, counts, &built, h.k, h.options.keep_suppressed)?,
-    };
+    let release = run_algorithm(&Input {
+        tuples,
+        m,
+        counts,
+        hierarchies: &built,
+        k: h.k,
+        max_suppressed: h.options.max_suppressed,
+        keep_suppressed: h.options.keep_suppressed,
+    })?;
     let seconds = clock.elapsed().as_secs_f64();
     let classes = released_classes(tuples, m, counts, &built, &release);
     Ok(Released {
