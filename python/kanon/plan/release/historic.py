@@ -88,7 +88,7 @@ def historic_ctes(
         "keep_suppressed": not options.drop_suppressed,
     }
     tuples, counts = coded.tuple_lists(m)
-    guard = memory_guard(options.method, ("optimal",), qis, rows, coded)
+    guard = memory_guard(options.method, ("optimal",), qis, rows, coded, floor="historic")
     call = KERNEL.call(
         tuples=tuples,
         counts=counts,

@@ -83,7 +83,8 @@ _HISTORIC = Floor(base_mb=30, qi_mb=4, row_bytes=70, tuple_bytes=34, value_bytes
 #: ``optimal``'s, not measured.
 _GREEDY_VALUE = 470
 
-#: Per method, the lower bound of its floor at one thread (module docs; benches/README.md).
+#: Per method (or kernel the methods share), the lower bound of its floor at one thread
+#: (module docs; benches/README.md).
 FLOORS: dict[str, Floor] = {
     "forest": _FOREST,
     "forest_paper": _FOREST,
@@ -91,8 +92,7 @@ FLOORS: dict[str, Floor] = {
     "iterated": Floor(50, 4, row_bytes=45, tuple_bytes=8, value_bytes=_GREEDY_VALUE),
     "priority": Floor(50, 4, row_bytes=50, tuple_bytes=8, value_bytes=_GREEDY_VALUE),
     "optimal": Floor(20, 4, row_bytes=40, tuple_bytes=0, value_bytes=470, node_bytes=50),
-    "datafly": _HISTORIC,
-    "mu_argus": _HISTORIC,
+    "historic": _HISTORIC,  # the algorithms of kanon_historic (datafly, mu_argus)
 }
 
 _UNITS = {
@@ -123,11 +123,17 @@ def _mb(expr: str) -> str:
 
 
 def memory_guard(
-    method: str, alternatives: tuple[str, ...], qis: list[QuasiIdentifier], rows: int, coded: Coded
+    method: str,
+    alternatives: tuple[str, ...],
+    qis: list[QuasiIdentifier],
+    rows: int,
+    coded: Coded,
+    floor: str | None = None,
 ) -> Cte:
     """One row, :data:`OK`: true, or an error when ``memory_limit`` is below the plan's floor.
 
-    ``method`` (a key of :data:`FLOORS`) names the call's method; ``coded`` holds the
+    ``method`` names the call's method, ``floor`` its key of :data:`FLOORS` (default
+    ``method``); ``coded`` holds the
     plan's distinct tuples and its ``qis``' coded hierarchies. The error names the
     estimate, the limit, a limit that fits (10 % above the estimate, in whole MB), one
     thread where more are set and it fits, and those of ``alternatives`` (keys of
@@ -141,6 +147,8 @@ def memory_guard(
     def need(name: str, threads: str = spread) -> str:
         return f"{COVER} * {threads} * {FLOORS[name].bytes_sql(m, rows, nodes, n, v)}"
 
+    own = floor or method
+
     fits = [
         f"CASE WHEN {lim} >= {need(other)} THEN "
         f"{literal(f'method := {other!r} (which needs about ')} || {_mb(need(other))} || "
@@ -148,14 +156,14 @@ def memory_guard(
         for other in alternatives
     ]
     one_thread = (
-        f"CASE WHEN {spread} > 1 AND {lim} >= {need(method, '1')} THEN "
-        f"'SET threads = 1 (which needs about ' || {_mb(need(method, '1'))} || ' MB)' END"
+        f"CASE WHEN {spread} > 1 AND {lim} >= {need(own, '1')} THEN "
+        f"'SET threads = 1 (which needs about ' || {_mb(need(own, '1'))} || ' MB)' END"
     )
     others = f"concat_ws(', ', {', '.join([one_thread, *fits])})"
     message = " || ".join(
         [
             literal(f"method := {method!r} needs about "),
-            _mb(need(method)),
+            _mb(need(own)),
             literal(f" MB of DuckDB memory for these {rows} rows of {m} quasi-identifier(s) ("),
             f"CAST({n} AS VARCHAR)",
             literal(" distinct tuples) at threads = "),
@@ -163,7 +171,7 @@ def memory_guard(
             literal(", more than memory_limit = "),
             "current_setting('memory_limit')",
             literal(": raise the limit (SET memory_limit = '"),
-            _mb(f"1.1 * {need(method)}"),
+            _mb(f"1.1 * {need(own)}"),
             literal("MB')"),
             f"CASE WHEN {others} = '' THEN '' ELSE ', or ' || {others} END",
         ]
@@ -171,7 +179,7 @@ def memory_guard(
     values = " + ".join(f"(SELECT count(*) FROM {c.ref})" for c in coded.values[:m])
     return Cte(
         internal("memory"),
-        f"SELECT CASE WHEN {lim} < {need(method)} THEN error({message}) ELSE true END "
+        f"SELECT CASE WHEN {lim} < {need(own)} THEN error({message}) ELSE true END "
         f"AS {OK} FROM (SELECT count(*) AS {n}, {values} AS {v}, {LIMIT_BYTES} AS {lim}, "
         f"{_SPREAD} AS {spread} FROM {coded.tuples.ref})",
         (OK,),
