@@ -24,7 +24,8 @@
 //! module's path.
 //!
 //! Modules never depend on each other in a cycle: `lib.rs` and every `mod.rs` only
-//! declare modules and re-export, and sibling files name each other by their own paths
+//! declare modules and re-export (`historic/mod.rs` also lists its algorithms by name,
+//! a table no file below it reads), and sibling files name each other by their own paths
 //! (`tests/rust_cycles_check.py` checks it).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
