@@ -28,11 +28,12 @@ use crate::error::{KernelError, Result};
 use crate::forest::cost::model::CostModel;
 use crate::forest::decompose::decompose;
 use crate::forest::improve::effort::Effort;
-use crate::forest::improve::extents::release_cost;
-use crate::forest::improve::levels::group_levels;
-use crate::forest::improve::repair::repair;
+use crate::forest::improve::extents::release_cost_in;
+use crate::forest::improve::levels::group_levels_in;
+use crate::forest::improve::repair::repair_in;
 use crate::forest::neighbours::build::build_forest;
 use crate::forest::starts::{improve_best, Start};
+use crate::forest::table::Table;
 
 /// What to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -269,11 +270,11 @@ fn anonymize_ordered(
     }
     let mut count = groups.len();
     drop(groups);
-    let repaired = repair(model, tuples, m, &tuple_of_row, &mut group_of_row, count, k)?;
+    let table = Table::new(model, tuples, m, &tuple_of_row);
+    let repaired = repair_in(&table, &mut group_of_row, count, k_rows)?;
     count = repaired.groups;
     stats.repaired = repaired.merged;
-    stats.cost_before_improve =
-        release_cost(model, tuples, m, &tuple_of_row, &group_of_row, count)?;
+    stats.cost_before_improve = release_cost_in(&table, &group_of_row, count)?;
     stats.cost = stats.cost_before_improve;
     if let Some(effort) = options.improve {
         let start = Start {
@@ -296,7 +297,7 @@ fn anonymize_ordered(
         stats.cost = best.cost;
         stats.classes_start = best.classes;
     }
-    let levels = group_levels(model, tuples, m, &tuple_of_row, &group_of_row, count)?;
+    let levels = group_levels_in(&table, &group_of_row, count)?;
     Ok(Release {
         group_of_row,
         groups: count,

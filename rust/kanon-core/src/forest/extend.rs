@@ -13,9 +13,10 @@
 use crate::error::{KernelError, Result};
 use crate::forest::cost::model::CostModel;
 use crate::forest::decompose::decompose;
-use crate::forest::improve::levels::{check_rows, group_levels};
-use crate::forest::improve::repair::repair;
+use crate::forest::improve::levels::group_levels_in;
+use crate::forest::improve::repair::repair_in;
 use crate::forest::neighbours::nearest::nearest_neighbours;
+use crate::forest::table::{check_rows, Table};
 use crate::forest::union_find::UnionFind;
 
 /// The group of a row that is not placed yet.
@@ -109,7 +110,12 @@ pub fn extend(
             sizes[g]
         )));
     }
-    let old_levels = group_levels(model, tuples, m, &old_tuples, &old_groups, groups)?;
+    let table = Table::new(model, tuples, m, tuple_of_row);
+    let old_table = Table {
+        tuple_of_row: &old_tuples,
+        ..table
+    };
+    let old_levels = group_levels_in(&old_table, &old_groups, groups)?;
     let row = |t: u32| &tuples[t as usize * m..(t as usize + 1) * m];
 
     // New distinct tuples in value order, with their rows.
@@ -258,8 +264,8 @@ pub fn extend(
             new_groups += 1;
         }
     }
-    let repaired = repair(model, tuples, m, tuple_of_row, &mut out, count, k as u64)?;
-    let levels = group_levels(model, tuples, m, tuple_of_row, &out, repaired.groups)?;
+    let repaired = repair_in(&table, &mut out, count, k)?;
+    let levels = group_levels_in(&table, &out, repaired.groups)?;
     Ok(Extension {
         group_of_row: out,
         groups: repaired.groups,

@@ -16,6 +16,8 @@
 //!   passes a second start, the classes of full-domain generalizations, cheapest first.
 //! - [`blocked`]: the forest on large tables, in blocks cut by Mondrian.
 //! - [`extend`]: continuous mode, placing rows added after a release.
+//! - `table`: the table as the group-level passes borrow it (the cost model, the distinct
+//!   tuples, their width and the tuple of every row), and the checks of row arrays.
 //! - `union_find`: the one union-find of FOREST, DECOMPOSE's forest check and [`extend`].
 
 pub mod anonymize;
@@ -26,4 +28,5 @@ pub mod extend;
 pub mod improve;
 pub mod neighbours;
 mod starts;
+mod table;
 mod union_find;

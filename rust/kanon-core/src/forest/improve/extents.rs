@@ -3,7 +3,8 @@
 
 use crate::error::Result;
 use crate::forest::cost::model::{CostModel, LevelCost};
-use crate::forest::improve::levels::{check_rows, group_levels};
+use crate::forest::improve::levels::group_levels_in;
+use crate::forest::table::Table;
 
 /// A group summarized for its cost: its row count, the rank range of every attribute
 /// priced by a leaf order ([`CostModel::interval_ranks`]) and the sorted distinct ranks
@@ -44,14 +45,18 @@ impl<'a> Extents<'a> {
         }
     }
 
-    /// The extents of groups `0..groups` of the rows.
+    /// The extents of groups `0..groups` of `table` (of this model).
     pub(crate) fn of_groups(
         &self,
-        tuples: &[u32],
-        tuple_of_row: &[u32],
+        table: &Table<'_>,
         group_of_row: &[u32],
         groups: usize,
     ) -> Vec<Extent> {
+        let Table {
+            tuples,
+            tuple_of_row,
+            ..
+        } = *table;
         let m = self.m;
         let mut out: Vec<Extent> = (0..groups)
             .map(|_| Extent {
@@ -138,7 +143,7 @@ impl<'a> Extents<'a> {
 /// inputs.
 ///
 /// # Complexity
-/// As [`group_levels`], plus O(rows · m).
+/// As [`group_levels`](crate::forest::improve::group_levels), plus O(rows · m).
 pub fn release_cost(
     model: &CostModel,
     tuples: &[u32],
@@ -147,18 +152,36 @@ pub fn release_cost(
     group_of_row: &[u32],
     groups: usize,
 ) -> Result<f64> {
+    release_cost_in(
+        &Table::new(model, tuples, m, tuple_of_row),
+        group_of_row,
+        groups,
+    )
+}
+
+/// [`release_cost`] of `table`.
+pub(crate) fn release_cost_in(
+    table: &Table<'_>,
+    group_of_row: &[u32],
+    groups: usize,
+) -> Result<f64> {
+    let Table {
+        model,
+        tuples,
+        m,
+        tuple_of_row,
+    } = *table;
     if model.kind() == LevelCost::Range {
-        let n = model.check_tuples(tuples, m, "release_cost")?;
-        check_rows("release_cost", n, tuple_of_row, group_of_row, groups)?;
+        table.check("release_cost", group_of_row, groups)?;
         let extents = Extents::new(model, m);
         let units: u128 = extents
-            .of_groups(tuples, tuple_of_row, group_of_row, groups)
+            .of_groups(table, group_of_row, groups)
             .iter()
             .map(|e| e.size as u128 * u128::from(extents.units(e)))
             .sum();
         return Ok(units as f64 / model.scale());
     }
-    let levels = group_levels(model, tuples, m, tuple_of_row, group_of_row, groups)?;
+    let levels = group_levels_in(table, group_of_row, groups)?;
     let units: u64 = tuple_of_row
         .iter()
         .zip(group_of_row)

@@ -1,15 +1,16 @@
-//! The generalization level of every group, and the checks of row arrays shared by the
-//! group-level passes.
+//! The generalization level of every group and attribute.
 
-use crate::error::{KernelError, Result};
+use crate::error::Result;
 use crate::forest::cost::model::CostModel;
+use crate::forest::table::Table;
 
 /// Generalization level of every group and attribute: `levels[g · m + j]` is the lowest
 /// level of hierarchy `j` at which all of group `g`'s values coincide (0 for a group
 /// without rows).
 ///
 /// # Errors
-/// [`KernelError::InvalidArgument`] or [`KernelError::LengthMismatch`] for mismatched
+/// [`KernelError::InvalidArgument`](crate::error::KernelError::InvalidArgument) or
+/// [`KernelError::LengthMismatch`](crate::error::KernelError::LengthMismatch) for mismatched
 /// lengths or out-of-range ids.
 ///
 /// # Complexity
@@ -23,9 +24,26 @@ pub fn group_levels(
     group_of_row: &[u32],
     groups: usize,
 ) -> Result<Vec<u32>> {
-    let kernel = "group_levels";
-    let n = model.check_tuples(tuples, m, kernel)?;
-    check_rows(kernel, n, tuple_of_row, group_of_row, groups)?;
+    group_levels_in(
+        &Table::new(model, tuples, m, tuple_of_row),
+        group_of_row,
+        groups,
+    )
+}
+
+/// [`group_levels`] of `table`.
+pub(crate) fn group_levels_in(
+    table: &Table<'_>,
+    group_of_row: &[u32],
+    groups: usize,
+) -> Result<Vec<u32>> {
+    let Table {
+        model,
+        tuples,
+        m,
+        tuple_of_row,
+    } = *table;
+    table.check("group_levels", group_of_row, groups)?;
     // The meet of a group is the meet of its lowest- and highest-ranked leaves.
     let orders = model.orders();
     let ranks: Vec<&[u32]> = (0..m).map(|j| orders.dfs(j).ranks.as_slice()).collect();
@@ -51,34 +69,4 @@ pub fn group_levels(
             }
         })
         .collect())
-}
-
-/// Check row arrays against `n` tuples and `groups` groups.
-pub(crate) fn check_rows(
-    kernel: &'static str,
-    n: usize,
-    tuple_of_row: &[u32],
-    group_of_row: &[u32],
-    groups: usize,
-) -> Result<()> {
-    let invalid = |message: String| KernelError::InvalidArgument { kernel, message };
-    if tuple_of_row.len() != group_of_row.len() {
-        return Err(KernelError::LengthMismatch {
-            kernel,
-            argument: "group_of_row",
-            got: group_of_row.len(),
-            expected: tuple_of_row.len(),
-        });
-    }
-    if let Some(t) = tuple_of_row.iter().find(|&&t| t as usize >= n) {
-        return Err(invalid(format!(
-            "row of tuple {t}, but there are {n} tuples"
-        )));
-    }
-    if let Some(g) = group_of_row.iter().find(|&&g| g as usize >= groups) {
-        return Err(invalid(format!(
-            "row in group {g}, but there are {groups} groups"
-        )));
-    }
-    Ok(())
 }

@@ -28,10 +28,10 @@ use crate::forest::cost::model::{CostModel, LevelCost};
 use crate::forest::improve::effort::{
     Effort, ImproveStats, PassStats, FAST_NEAR, FAST_WINDOW, NEAR, ROUNDS, ROUND_GAIN, WINDOW,
 };
-use crate::forest::improve::levels::check_rows;
 use crate::forest::improve::scratch::Scratch;
 use crate::forest::improve::space::Space;
 use crate::forest::improve::state::State;
+use crate::forest::table::check_rows;
 
 /// Improvement passes: lower the release cost while every group keeps at least `k` rows.
 ///

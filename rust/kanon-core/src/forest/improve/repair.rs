@@ -4,7 +4,8 @@
 use crate::error::{KernelError, Result};
 use crate::forest::cost::model::{CostModel, LevelCost};
 use crate::forest::improve::extents::{Extent, Extents};
-use crate::forest::improve::levels::{check_rows, group_levels};
+use crate::forest::improve::levels::group_levels_in;
+use crate::forest::table::Table;
 
 /// Outcome of [`repair`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,7 +25,10 @@ struct Meet {
 
 impl Meet {
     /// Units of one row of the group.
-    fn row_units(&self, model: &CostModel, tuples: &[u32], m: usize) -> u64 {
+    fn row_units(&self, table: &Table<'_>) -> u64 {
+        let Table {
+            model, tuples, m, ..
+        } = *table;
         let rep = &tuples[self.rep as usize * m..(self.rep as usize + 1) * m];
         (0..m)
             .map(|j| model.level_units(j, self.levels[j] as usize, rep[j]))
@@ -56,24 +60,37 @@ pub fn repair(
     groups: usize,
     k: u64,
 ) -> Result<Repaired> {
-    let k = usize::try_from(k).unwrap_or(usize::MAX);
+    repair_in(
+        &Table::new(model, tuples, m, tuple_of_row),
+        group_of_row,
+        groups,
+        usize::try_from(k).unwrap_or(usize::MAX),
+    )
+}
+
+/// [`repair`] of `table`.
+pub(crate) fn repair_in(
+    table: &Table<'_>,
+    group_of_row: &mut [u32],
+    groups: usize,
+    k: usize,
+) -> Result<Repaired> {
     let kernel = "repair";
-    let n = model.check_tuples(tuples, m, kernel)?;
-    check_rows(kernel, n, tuple_of_row, group_of_row, groups)?;
+    table.check(kernel, group_of_row, groups)?;
     let invalid = |message: String| KernelError::InvalidArgument { kernel, message };
     if k == 0 {
         return Err(invalid("k must be at least 1".to_owned()));
     }
-    if tuple_of_row.len() < k {
+    if table.tuple_of_row.len() < k {
         return Err(invalid(format!(
             "k exceeds the number of rows: k = {k} but there are {} rows",
-            tuple_of_row.len()
+            table.tuple_of_row.len()
         )));
     }
-    let merges = if model.kind() == LevelCost::Range {
-        merge_extents(model, tuples, m, tuple_of_row, group_of_row, groups, k)
+    let merges = if table.model.kind() == LevelCost::Range {
+        merge_extents(table, group_of_row, groups, k)
     } else {
-        merge_meets(model, tuples, m, tuple_of_row, group_of_row, groups, k)?
+        merge_meets(table, group_of_row, groups, k)?
     };
     let Some(Merges { into, live, merged }) = merges else {
         return Err(invalid("internal error: no group to merge into".to_owned()));
@@ -122,15 +139,18 @@ struct Merges {
 /// The merges of [`repair`] by hierarchy meets; `None` if a small group found no group to
 /// merge into.
 fn merge_meets(
-    model: &CostModel,
-    tuples: &[u32],
-    m: usize,
-    tuple_of_row: &[u32],
+    table: &Table<'_>,
     group_of_row: &[u32],
     groups: usize,
     k: usize,
 ) -> Result<Option<Merges>> {
-    let levels = group_levels(model, tuples, m, tuple_of_row, group_of_row, groups)?;
+    let Table {
+        model,
+        tuples,
+        m,
+        tuple_of_row,
+    } = *table;
+    let levels = group_levels_in(table, group_of_row, groups)?;
     let mut meets: Vec<Option<Meet>> = (0..groups)
         .map(|g| {
             Some(Meet {
@@ -160,7 +180,7 @@ fn merge_meets(
         let Some(small) = meets[g].take_if(|x| x.size < k) else {
             continue;
         };
-        let small_units = small.row_units(model, tuples, m) * small.size as u64;
+        let small_units = small.row_units(table) * small.size as u64;
         let a = &tuples[small.rep as usize * m..(small.rep as usize + 1) * m];
         let mut best: Option<(u64, usize, Vec<u32>)> = None;
         for (h, other) in meets.iter().enumerate() {
@@ -176,7 +196,7 @@ fn merge_meets(
                 .map(|j| model.level_units(j, joined[j] as usize, b[j]))
                 .sum();
             let after = per_row * (small.size + other.size) as u64;
-            let before = small_units + other.row_units(model, tuples, m) * other.size as u64;
+            let before = small_units + other.row_units(table) * other.size as u64;
             let delta = after - before;
             if best.as_ref().is_none_or(|(d, _, _)| delta < *d) {
                 best = Some((delta, h, joined));
@@ -201,17 +221,14 @@ fn merge_meets(
 /// The merges of [`repair`] by range costs ([`LevelCost::Range`]); `None` if a small group
 /// found no group to merge into.
 fn merge_extents(
-    model: &CostModel,
-    tuples: &[u32],
-    m: usize,
-    tuple_of_row: &[u32],
+    table: &Table<'_>,
     group_of_row: &[u32],
     groups: usize,
     k: usize,
 ) -> Option<Merges> {
-    let extents = Extents::new(model, m);
+    let extents = Extents::new(table.model, table.m);
     let mut live: Vec<Option<Extent>> = extents
-        .of_groups(tuples, tuple_of_row, group_of_row, groups)
+        .of_groups(table, group_of_row, groups)
         .into_iter()
         .map(|e| (e.size > 0).then_some(e))
         .collect();
