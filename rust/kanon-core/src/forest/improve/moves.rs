@@ -44,7 +44,7 @@ impl State {
     /// that lowers the cost most (the first found on ties), if any lowers it.
     fn best_change(&self, space: &Space<'_>, r: u32, scratch: &mut Scratch) -> Option<Change> {
         let m = self.m;
-        let t = space.tuple_of_row[r as usize];
+        let t = space.table.tuple_of_row[r as usize];
         let x = space.ranks(t);
         let g = self.of_row[r as usize];
         let gu = g as usize;
@@ -142,7 +142,7 @@ impl State {
             let mut gs_cap = ceil_units(best - floor_h + cost_g, size_g);
             let mut previous = u32::MAX;
             for &s in &self.members[hu] {
-                let ts = space.tuple_of_row[s as usize];
+                let ts = space.table.tuple_of_row[s as usize];
                 if ts == t || ts == previous {
                     continue;
                 }
@@ -215,7 +215,7 @@ impl State {
                 if r % 1024 == 0 && cancel::requested() {
                     return changes;
                 }
-                let t = space.tuple_of_row[r as usize];
+                let t = space.table.tuple_of_row[r as usize];
                 if self.dirty[t as usize] <= self.settled[r as usize] {
                     continue;
                 }
@@ -288,7 +288,7 @@ impl State {
         };
         let mut total = 0i128;
         for &r in leaving {
-            let t = space.tuple_of_row[r as usize];
+            let t = space.table.tuple_of_row[r as usize];
             let x = space.ranks(t);
             self.candidates(t, g, NEAR, scratch);
             let mut best: Option<(i128, u32)> = None;
@@ -376,14 +376,16 @@ impl State {
             if b.lo >= b.hi || size <= k {
                 continue;
             }
-            let hierarchy = space.model.hierarchy(j);
+            let hierarchy = space.table.model.hierarchy(j);
             let leaf_at = &space.spans[j].leaf_at;
             // Under range costs a numeric attribute is ranked by key: where the hierarchy
             // does not follow the keys, the runs below are parts of nodes and `top` may be
             // below the group's meet. They are candidates only; every one is priced.
-            let top = space
-                .model
-                .meet_level(j, leaf_at[b.lo as usize], leaf_at[b.hi as usize]);
+            let top =
+                space
+                    .table
+                    .model
+                    .meet_level(j, leaf_at[b.lo as usize], leaf_at[b.hi as usize]);
             order.sort_unstable_by_key(|&r| (space.row_ranks(r)[j], r));
             seen.clear();
             for level in 0..top {
@@ -577,7 +579,7 @@ impl State {
                         .flat_map(|&r| space.row_ranks(r).iter().copied())
                         .collect();
                     let pool = Pool::new(
-                        space.m,
+                        space.table.m,
                         space.k,
                         &ranks,
                         |j, lo, hi| space.span(j, lo, hi),
@@ -630,6 +632,7 @@ mod tests {
     use crate::forest::improve::bound::Bound;
     use crate::forest::improve::effort::WINDOW;
     use crate::forest::improve::extents::release_cost;
+    use crate::forest::table::Table;
     use crate::hierarchy::Hierarchy;
 
     /// Ages 0..8 as intervals of 2, then 4, then `*`; codes are the ages 0, 7, 1, 6, 2,
@@ -705,7 +708,7 @@ mod tests {
         let tuple_of_row: Vec<u32> = (0..ages.len() as u32).collect();
         let groups = *group_of_row.iter().max().unwrap() as usize + 1;
         let n = tuples.len();
-        let space = Space::new(&model, &tuples, 1, n, &tuple_of_row, k);
+        let space = Space::new(&Table::new(&model, &tuples, 1, &tuple_of_row), n, k);
         let near = space.near_tuples(n, NEAR, WINDOW);
         let state = State::new(&space, group_of_row, groups, &near);
         let mut scratch = Scratch::new(1);
@@ -740,7 +743,7 @@ mod tests {
         let tuples: Vec<u32> = [0, 1, 6, 7].iter().map(|&a| code(a)).collect();
         let tuple_of_row: Vec<u32> = (0..4).collect();
         // Group 1 has no rows.
-        let space = Space::new(&model, &tuples, 1, 4, &tuple_of_row, 2);
+        let space = Space::new(&Table::new(&model, &tuples, 1, &tuple_of_row), 4, 2);
         let near = space.near_tuples(4, NEAR, WINDOW);
         let mut state = State::new(&space, &[0, 0, 0, 0], 2, &near);
         state.id_limit = 2;
@@ -762,7 +765,7 @@ mod tests {
         let group_of_row = [0, 0, 1, 1];
         let before = release_cost(&model, &tuples, 1, &tuple_of_row, &group_of_row, 2).unwrap();
         assert_eq!(before, 2.0);
-        let space = Space::new(&model, &tuples, 1, 2, &tuple_of_row, 2);
+        let space = Space::new(&Table::new(&model, &tuples, 1, &tuple_of_row), 2, 2);
         assert_eq!(space.sets, vec![0]);
         assert_eq!(space.pair_units(0, 1), model.pair_units(&[0], &[1]));
         let near = space.near_tuples(2, NEAR, WINDOW);
@@ -797,7 +800,7 @@ mod tests {
             })
             .collect();
         let groups = 2 + (n - 70) / 2;
-        let space = Space::new(&model, &tuples, 1, n, &tuple_of_row, k);
+        let space = Space::new(&Table::new(&model, &tuples, 1, &tuple_of_row), n, k);
         let near = space.near_tuples(n, NEAR, WINDOW);
         let state = State::new(&space, &group_of_row, groups, &near);
         let mut scratch = Scratch::new(1);
@@ -826,7 +829,7 @@ mod tests {
         let tuples: Vec<u32> = [0, 4, 1, 5, 6, 2, 7, 3].iter().map(|&a| code(a)).collect();
         let tuple_of_row: Vec<u32> = (0..8).collect();
         let group_of_row = [0, 0, 1, 1, 2, 2, 3, 3];
-        let space = Space::new(&model, &tuples, 1, 8, &tuple_of_row, 2);
+        let space = Space::new(&Table::new(&model, &tuples, 1, &tuple_of_row), 8, 2);
         let near = space.near_tuples(8, NEAR, WINDOW);
         let mut state = State::new(&space, &group_of_row, 4, &near);
         let mut scratch = Scratch::new(1);

@@ -31,7 +31,7 @@ use crate::forest::improve::effort::{
 use crate::forest::improve::scratch::Scratch;
 use crate::forest::improve::space::Space;
 use crate::forest::improve::state::State;
-use crate::forest::table::check_rows;
+use crate::forest::table::Table;
 
 /// Improvement passes: lower the release cost while every group keeps at least `k` rows.
 ///
@@ -171,11 +171,32 @@ pub fn improve_with_stats(
     k: u64,
     effort: Effort,
 ) -> Result<(usize, ImproveStats)> {
-    let k = usize::try_from(k).unwrap_or(usize::MAX);
+    improve_in(
+        &Table::new(model, tuples, m, tuple_of_row),
+        group_of_row,
+        groups,
+        usize::try_from(k).unwrap_or(usize::MAX),
+        effort,
+    )
+}
+
+/// [`improve_with_stats`] of `table`.
+pub(crate) fn improve_in(
+    table: &Table<'_>,
+    group_of_row: &mut [u32],
+    groups: usize,
+    k: usize,
+    effort: Effort,
+) -> Result<(usize, ImproveStats)> {
+    let Table {
+        model,
+        m,
+        tuple_of_row,
+        ..
+    } = *table;
     let kernel = "improve";
     cancel::check(kernel)?;
-    let n = model.check_tuples(tuples, m, kernel)?;
-    check_rows(kernel, n, tuple_of_row, group_of_row, groups)?;
+    let n = table.check(kernel, group_of_row, groups)?;
     let invalid = |message: String| KernelError::InvalidArgument { kernel, message };
     if k == 0 {
         return Err(invalid("k must be at least 1".to_owned()));
@@ -196,7 +217,7 @@ pub fn improve_with_stats(
         )));
     }
     let start = std::time::Instant::now();
-    let space = Space::new(model, tuples, m, n, tuple_of_row, k);
+    let space = Space::new(table, n, k);
     let near = match effort {
         Effort::Full => space.near_tuples(n, NEAR, WINDOW),
         Effort::Fast => space.near_tuples(n, FAST_NEAR, FAST_WINDOW),

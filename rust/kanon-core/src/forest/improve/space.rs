@@ -4,11 +4,11 @@
 use rayon::prelude::*;
 
 use crate::cancel;
-use crate::forest::cost::model::CostModel;
 use crate::forest::cost::orders::inverse;
 use crate::forest::cost::scale::{numeric_units, PerKey};
 use crate::forest::improve::cut::best_cut;
 use crate::forest::improve::effort::PARALLEL_SPLIT_ROWS;
+use crate::forest::table::Table;
 
 /// A set attribute active in [`Space::running_units`]: its index in [`Space::sets`], the
 /// attribute, the values of the rows, whether each was seen, and the distinct values seen.
@@ -16,10 +16,9 @@ type Counted = (usize, usize, Vec<u32>, Vec<bool>, usize);
 
 /// Read-only view of the rows for the passes: depth-first ranks and interval costs.
 pub(crate) struct Space<'a> {
-    pub(crate) model: &'a CostModel,
-    pub(crate) m: usize,
+    /// The cost model, the tuples and the tuple of every row.
+    pub(crate) table: Table<'a>,
     pub(crate) k: usize,
-    pub(crate) tuple_of_row: &'a [u32],
     /// `rank[t · m + j]`: depth-first rank of tuple `t`'s leaf in hierarchy `j`.
     rank: Vec<u32>,
     pub(crate) spans: Vec<Span<'a>>,
@@ -28,8 +27,9 @@ pub(crate) struct Space<'a> {
     /// `split_key[a][t]`: position of tuple `t` among all tuples sorted by their rank in
     /// attribute `a`, then by their ranks in the other attributes in `importance` order.
     split_key: Vec<Vec<u32>>,
-    /// The attributes priced by their distinct values ([`CostModel::is_set`]); their
-    /// ranks are their values, and [`Self::span`] prices them 0.
+    /// The attributes priced by their distinct values
+    /// ([`CostModel::is_set`](crate::forest::cost::CostModel::is_set)); their ranks are
+    /// their values, and [`Self::span`] prices them 0.
     pub(crate) sets: Vec<usize>,
     /// Units of one distinct value beyond the first, per attribute of `sets`.
     pub(crate) set_unit: Vec<u64>,
@@ -46,24 +46,22 @@ pub(crate) struct Span<'a> {
     pub(crate) leaves: usize,
     /// `table[lo · leaves + hi]` for `lo < hi`, if the attribute is small enough.
     table: Option<&'a [u64]>,
-    /// The leaf of every rank ([`CostModel::interval_ranks`]).
+    /// The leaf of every rank
+    /// ([`CostModel::interval_ranks`](crate::forest::cost::CostModel::interval_ranks)).
     pub(crate) leaf_at: &'a [u32],
     /// Priced by its distinct values, not by a range: every range costs 0 here.
     set: bool,
     /// A numeric attribute of range costs without a table: keys by rank, units of a key
-    /// difference and of the whole weight ([`CostModel::rank_keys`]).
+    /// difference and of the whole weight
+    /// ([`CostModel::rank_keys`](crate::forest::cost::CostModel::rank_keys)).
     numeric: Option<(&'a [f64], PerKey, u64)>,
 }
 
 impl<'a> Space<'a> {
-    pub(crate) fn new(
-        model: &'a CostModel,
-        tuples: &[u32],
-        m: usize,
-        n: usize,
-        tuple_of_row: &'a [u32],
-        k: usize,
-    ) -> Self {
+    pub(crate) fn new(table: &Table<'a>, n: usize, k: usize) -> Self {
+        let Table {
+            model, tuples, m, ..
+        } = *table;
         let orders = model.orders();
         let ranks: Vec<&[u32]> = (0..m).map(|j| model.interval_ranks(j)).collect();
         let rank: Vec<u32> = tuples
@@ -86,10 +84,8 @@ impl<'a> Space<'a> {
             set_of[j] = s;
         }
         let mut space = Self {
-            model,
-            m,
+            table: *table,
             k,
-            tuple_of_row,
             rank,
             spans,
             importance: Vec::new(),
@@ -117,12 +113,12 @@ impl<'a> Space<'a> {
 
     /// Ranks of tuple `t`.
     pub(crate) fn ranks(&self, t: u32) -> &[u32] {
-        &self.rank[t as usize * self.m..(t as usize + 1) * self.m]
+        &self.rank[t as usize * self.table.m..(t as usize + 1) * self.table.m]
     }
 
     /// Ranks of the tuple of row `r`.
     pub(crate) fn row_ranks(&self, r: u32) -> &[u32] {
-        self.ranks(self.tuple_of_row[r as usize])
+        self.ranks(self.table.tuple_of_row[r as usize])
     }
 
     /// Units of the meet of ranks `lo..=hi` of attribute `j` (0 for `lo ≥ hi`, and for an
@@ -138,10 +134,11 @@ impl<'a> Space<'a> {
             (None, Some((keys, per, full))) => {
                 numeric_units(keys[lo as usize], keys[hi as usize], per, full)
             }
-            (None, None) => {
-                self.model
-                    .attribute_units(j, span.leaf_at[lo as usize], span.leaf_at[hi as usize])
-            }
+            (None, None) => self.table.model.attribute_units(
+                j,
+                span.leaf_at[lo as usize],
+                span.leaf_at[hi as usize],
+            ),
         }
     }
 
@@ -202,7 +199,7 @@ impl<'a> Space<'a> {
 
     /// Units of one row of a group made of `rows`.
     pub(crate) fn units_of(&self, rows: &[u32]) -> u64 {
-        let mut ranges = vec![(u32::MAX, 0u32); self.m];
+        let mut ranges = vec![(u32::MAX, 0u32); self.table.m];
         self.ranges_of(rows, &mut ranges);
         self.units_in(&ranges) + self.set_units_of(rows)
     }
@@ -210,7 +207,7 @@ impl<'a> Space<'a> {
     /// Pair cost of tuples `a` and `b` in units.
     pub(crate) fn pair_units(&self, a: u32, b: u32) -> u64 {
         let (x, y) = (self.ranks(a), self.ranks(b));
-        let ranged: u64 = (0..self.m)
+        let ranged: u64 = (0..self.table.m)
             .map(|j| self.span(j, x[j].min(y[j]), x[j].max(y[j])))
             .sum();
         let counted: u64 = self
@@ -260,7 +257,9 @@ impl<'a> Space<'a> {
     /// among the `window` tuples on each side of it in one sorted order per attribute of
     /// more than one leaf (the other attributes by importance, that attribute last).
     pub(crate) fn near_tuples(&self, n: usize, count: usize, window: usize) -> Vec<Vec<u32>> {
-        let lasts: Vec<usize> = (0..self.m).filter(|&j| self.spans[j].leaves > 1).collect();
+        let lasts: Vec<usize> = (0..self.table.m)
+            .filter(|&j| self.spans[j].leaves > 1)
+            .collect();
         let orders: Vec<Vec<u32>> = lasts
             .into_par_iter()
             .map(|last| {
@@ -365,13 +364,15 @@ impl<'a> Space<'a> {
         if s < 2 * k {
             return None;
         }
-        let mut ranges = vec![(u32::MAX, 0u32); self.m];
+        let mut ranges = vec![(u32::MAX, 0u32); self.table.m];
         self.ranges_of(rows, &mut ranges);
         let whole = s as u128 * u128::from(self.units_in(&ranges) + self.set_units_of(rows));
         // Attributes that vary in the group; sorting by any constant one gives the same
         // order (by the others in importance order), so only the first is tried.
-        let active: Vec<usize> = (0..self.m).filter(|&j| ranges[j].0 < ranges[j].1).collect();
-        let first_constant = (0..self.m).find(|&j| ranges[j].0 == ranges[j].1);
+        let active: Vec<usize> = (0..self.table.m)
+            .filter(|&j| ranges[j].0 < ranges[j].1)
+            .collect();
+        let first_constant = (0..self.table.m).find(|&j| ranges[j].0 == ranges[j].1);
         let attributes = (0..self.split_key.len())
             .filter(|&a| ranges[a].0 != ranges[a].1 || Some(a) == first_constant);
         best_cut(
@@ -381,7 +382,9 @@ impl<'a> Space<'a> {
             attributes,
             |order, a| {
                 let key = &self.split_key[a];
-                order.sort_unstable_by_key(|&r| (key[self.tuple_of_row[r as usize] as usize], r));
+                order.sort_unstable_by_key(|&r| {
+                    (key[self.table.tuple_of_row[r as usize] as usize], r)
+                });
             },
             |order, reverse, out| self.running_units(order, &active, reverse, out),
         )

@@ -68,13 +68,13 @@ impl State {
         groups: usize,
         near: &[Vec<u32>],
     ) -> Self {
-        let m = space.m;
+        let m = space.table.m;
         let tuples = near.len();
         let mut members = vec![Vec::new(); groups];
         let mut tuple_groups: Vec<Vec<(u32, u32)>> = vec![Vec::new(); tuples];
         for (r, &g) in group_of_row.iter().enumerate() {
             members[g as usize].push(r as u32);
-            join(&mut tuple_groups[space.tuple_of_row[r] as usize], g);
+            join(&mut tuple_groups[space.table.tuple_of_row[r] as usize], g);
         }
         let home = tuple_groups.iter().map(|list| home_of(list)).collect();
         let mut reverse: Vec<Vec<u32>> = vec![Vec::new(); tuples];
@@ -197,7 +197,7 @@ impl State {
             to.insert(i, r);
         }
         self.of_row[r as usize] = h;
-        self.shift(space.tuple_of_row[r as usize] as usize, g, h);
+        self.shift(space.table.tuple_of_row[r as usize] as usize, g, h);
     }
 
     /// Refresh the summaries of `groups` after their members changed, and mark the
@@ -211,7 +211,7 @@ impl State {
                 self.free.push(g);
             }
             for &r in &self.members[g as usize] {
-                let t = space.tuple_of_row[r as usize] as usize;
+                let t = space.table.tuple_of_row[r as usize] as usize;
                 if self.dirty[t] != self.clock {
                     self.dirty[t] = self.clock;
                     for &u in self.near_of.get(t) {
@@ -227,7 +227,7 @@ impl State {
     pub(crate) fn stale(&self, space: &Space<'_>, g: u32, stamp: u64) -> bool {
         self.members[g as usize]
             .iter()
-            .any(|&r| self.dirty[space.tuple_of_row[r as usize] as usize] > stamp)
+            .any(|&r| self.dirty[space.table.tuple_of_row[r as usize] as usize] > stamp)
     }
 
     /// An empty group to fill: a new id, or past the limit the last id freed.
@@ -271,7 +271,7 @@ impl State {
             for &r in &part {
                 let g = self.of_row[r as usize];
                 if g != h {
-                    self.shift(space.tuple_of_row[r as usize] as usize, g, h);
+                    self.shift(space.table.tuple_of_row[r as usize] as usize, g, h);
                     self.of_row[r as usize] = h;
                 }
             }
@@ -324,7 +324,7 @@ impl State {
         let mut hood = std::mem::take(&mut scratch.hood);
         hood.clear();
         for &r in &self.members[g as usize] {
-            let t = space.tuple_of_row[r as usize];
+            let t = space.table.tuple_of_row[r as usize];
             let near = self.near.get(t as usize);
             for &u in std::iter::once(&t).chain(&near[..width.min(near.len())]) {
                 self.groups_of(u, |h| {
