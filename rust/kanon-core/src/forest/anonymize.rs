@@ -282,16 +282,7 @@ fn anonymize_ordered(
             groups: count,
             cost: stats.cost_before_improve,
         };
-        let best = improve_best(
-            model,
-            tuples,
-            m,
-            counts,
-            &tuple_of_row,
-            start,
-            k_rows,
-            effort,
-        )?;
+        let best = improve_best(&table, counts, start, k_rows, effort)?;
         (group_of_row, count) = (best.group_of_row, best.groups);
         stats.cost_before_improve = best.start_cost;
         stats.cost = best.cost;

@@ -11,10 +11,11 @@
 //! and keeps the cheaper result.
 
 use crate::error::{KernelError, Result};
-use crate::forest::cost::model::{CostModel, LevelCost};
+use crate::forest::cost::model::LevelCost;
 use crate::forest::improve::effort::Effort;
-use crate::forest::improve::extents::release_cost;
-use crate::forest::improve::passes::improve;
+use crate::forest::improve::extents::release_cost_in;
+use crate::forest::improve::passes::improve_in;
+use crate::forest::table::Table;
 use crate::iterated::{cheapest_first, lattice_nodes};
 
 /// The start is built when the lattice's nodes times the distinct tuples stay within
@@ -51,30 +52,26 @@ pub(crate) struct Best {
     pub classes: bool,
 }
 
-/// Improve the forest's grouping `forest` or, under the full effort, the cheapest-first
-/// classes: the cheaper start, or both when within [`BOTH_WITHIN`]; the cheaper result
-/// (the forest's on a tie).
+/// Improve the forest's grouping `forest` of `table` (its tuples occurring `counts`
+/// times) or, under the full effort, the cheapest-first classes: the cheaper start, or
+/// both when within [`BOTH_WITHIN`]; the cheaper result (the forest's on a tie).
 ///
 /// # Errors
 /// Errors of the kernels it calls (cancellation).
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn improve_best(
-    model: &CostModel,
-    tuples: &[u32],
-    m: usize,
+    table: &Table<'_>,
     counts: &[u64],
-    tuple_of_row: &[u32],
     forest: Start,
     k: usize,
     effort: Effort,
 ) -> Result<Best> {
     let other = match effort {
-        Effort::Full => classes_start(model, tuples, m, counts, tuple_of_row, k)?,
+        Effort::Full => classes_start(table, counts, k)?,
         Effort::Fast => None,
     };
     let mut starts = vec![(forest, false)];
     if let Some((group_of_row, groups)) = other {
-        let cost = release_cost(model, tuples, m, tuple_of_row, &group_of_row, groups)?;
+        let cost = release_cost_in(table, &group_of_row, groups)?;
         let classes = Start {
             group_of_row,
             groups,
@@ -89,17 +86,8 @@ pub(crate) fn improve_best(
     }
     let mut best: Option<Best> = None;
     for (mut start, classes) in starts {
-        let groups = improve(
-            model,
-            tuples,
-            m,
-            tuple_of_row,
-            &mut start.group_of_row,
-            start.groups,
-            k as u64,
-            effort,
-        )?;
-        let cost = release_cost(model, tuples, m, tuple_of_row, &start.group_of_row, groups)?;
+        let (groups, _) = improve_in(table, &mut start.group_of_row, start.groups, k, effort)?;
+        let cost = release_cost_in(table, &start.group_of_row, groups)?;
         if best.as_ref().is_none_or(|b| cost < b.cost) {
             best = Some(Best {
                 group_of_row: start.group_of_row,
@@ -116,20 +104,24 @@ pub(crate) fn improve_best(
     })
 }
 
-/// The cheapest-first start (group of every row, groups), or `None` when the model is
-/// not the hierarchy NCP (the loss the start minimizes), the work would exceed
-/// [`ITERATED_WORK`] or the classes waiting [`WAITING_TUPLES`].
+/// The cheapest-first start of `table`, its tuples occurring `counts` times (group of
+/// every row, groups), or `None` when the model is not the hierarchy NCP (the loss the
+/// start minimizes), the work would exceed [`ITERATED_WORK`] or the classes waiting
+/// [`WAITING_TUPLES`].
 ///
 /// # Errors
 /// Errors of the kernels it calls (cancellation).
 pub(crate) fn classes_start(
-    model: &CostModel,
-    tuples: &[u32],
-    m: usize,
+    table: &Table<'_>,
     counts: &[u64],
-    tuple_of_row: &[u32],
     k: usize,
 ) -> Result<Option<(Vec<u32>, usize)>> {
+    let Table {
+        model,
+        tuples,
+        m,
+        tuple_of_row,
+    } = *table;
     if model.kind() != LevelCost::Ncp || counts.is_empty() {
         return Ok(None);
     }
@@ -162,6 +154,7 @@ pub(crate) fn classes_start(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::forest::cost::model::CostModel;
     use crate::hierarchy::Hierarchy;
 
     fn pairs(n: u32) -> Hierarchy {
@@ -177,9 +170,10 @@ mod tests {
         let tuple_of_row = [0, 0, 1, 2, 3, 3];
         let hs = vec![pairs(4), pairs(4)];
         let ncp = CostModel::try_new(hs.clone(), vec![1.0, 1.0], LevelCost::Ncp).unwrap();
-        let (groups_of_row, groups) = classes_start(&ncp, &tuples, 2, &counts, &tuple_of_row, 3)
-            .unwrap()
-            .unwrap();
+        let (groups_of_row, groups) =
+            classes_start(&Table::new(&ncp, &tuples, 2, &tuple_of_row), &counts, 3)
+                .unwrap()
+                .unwrap();
         let mut sizes = vec![0; groups];
         for &g in &groups_of_row {
             sizes[g as usize] += 1;
@@ -187,7 +181,7 @@ mod tests {
         assert!(sizes.iter().all(|&n| n >= 3), "{sizes:?}");
         let height = CostModel::try_new(hs, vec![1.0, 1.0], LevelCost::Height).unwrap();
         assert!(
-            classes_start(&height, &tuples, 2, &counts, &tuple_of_row, 3)
+            classes_start(&Table::new(&height, &tuples, 2, &tuple_of_row), &counts, 3)
                 .unwrap()
                 .is_none()
         );
@@ -201,8 +195,10 @@ mod tests {
             .collect();
         let counts = vec![1; n];
         let rows: Vec<u32> = (0..n as u32).collect();
-        assert!(classes_start(&wide, &tuples, m, &counts, &rows, 2)
-            .unwrap()
-            .is_none());
+        assert!(
+            classes_start(&Table::new(&wide, &tuples, m, &rows), &counts, 2)
+                .unwrap()
+                .is_none()
+        );
     }
 }
