@@ -8,8 +8,9 @@
 //!    exact k − 1 nearest neighbours, every tree ≥ k rows.
 //! 4. Trees are expanded to rows (the copies of a tuple hang on its first copy by
 //!    weight-0 edges) and cut by DECOMPOSE ([`crate::forest::decompose::decompose`]).
-//! 5. The repair pass ([`repair`]) merges any group with fewer than k rows into the group
-//!    it is cheapest to join, so every output group has at least k rows, always.
+//! 5. The repair pass ([`repair`](fn@crate::forest::improve::repair)) merges any group
+//!    with fewer than k rows into the group it is cheapest to join, so every output group
+//!    has at least k rows, always.
 //! 6. Optionally, the improvement passes of [`crate::forest::improve`] lower the cost while
 //!    keeping every group ≥ k. With the full effort they also start from the classes of
 //!    full-domain generalizations, cheapest first, when the cost is the hierarchy NCP
