@@ -14,7 +14,13 @@ import pyarrow as pa
 import kanon
 from kanon import _core
 from kanon._options import MACROS
-from kanon.plan.models import CHECK_MEASURES, MODELS, PrivacyModels
+from kanon.plan.models import (
+    BASE_MEASURES,
+    CHECK_MEASURES,
+    MODELS,
+    THRESHOLD_MODELS,
+    PrivacyModels,
+)
 from kanon.plan.release.registry import METHODS
 
 MEASURES = [m.name for m in CHECK_MEASURES]
@@ -22,7 +28,15 @@ MEASURES = [m.name for m in CHECK_MEASURES]
 
 def test_check_report_fields_are_the_declared_measures() -> None:
     names = [f.name for f in fields(kanon.CheckReport)]
-    assert names == ["qi", "sensitive", *MEASURES, "identifying_columns"]
+    base = [m.name for m in BASE_MEASURES]
+    assert names == ["qi", "sensitive", *base, "identifying_columns", "thresholds"]
+
+
+def test_a_threshold_model_is_one_option_one_measure_of_one_name() -> None:
+    for model in THRESHOLD_MODELS:
+        assert model.threshold is not None
+        assert model.options == model.measures == (model.threshold.name,), model.name
+        assert model.threshold.sql == "DOUBLE", model.name
 
 
 def test_kanon_check_columns_are_the_declared_measures() -> None:
@@ -51,7 +65,8 @@ def test_every_model_is_enforced_by_its_methods_and_measured() -> None:
         assert model.reads in ("sensitive", "population"), model.name
         for option in model.options:
             assert options[option][1].scoped, option
-            assert option in PrivacyModels.__dataclass_fields__, option
+            plain = option in PrivacyModels.__dataclass_fields__
+            assert plain != (model.threshold is not None), option
             takes = {name for name, m in METHODS.items() if option in m.options}
             assert "optimal" in takes, option
             assert ("mondrian" in takes) == model.local, option

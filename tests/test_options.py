@@ -34,9 +34,11 @@ def test_the_planner_options_are_declared_options() -> None:
     planner_own = {"k", "qi", "models", "given"}
     names = {f.name for f in fields(AnonymizeOptions)} - planner_own
     assert names <= declared, names - declared
-    # The privacy models are declared options too.
-    models = set(kanon.plan.release.models.PrivacyModels.__dataclass_fields__)
+    # The privacy models are declared options too (threshold models by their names).
+    models = set(kanon.plan.release.models.PrivacyModels.__dataclass_fields__) - {"thresholds"}
     assert models <= declared
+    thresholds = {m.options[0] for m in kanon.plan.models.THRESHOLD_MODELS}
+    assert thresholds <= declared
 
 
 def test_a_declared_option_reaches_the_planner_from_sql_and_python(

@@ -73,7 +73,8 @@ class Opt:
         scoped: it applies only to the methods that name it among their options
             (``kanon.plan.release.method.Method.options``); else to every method.
         choices: the values it takes, when it takes a few words.
-        at_least: the least value it takes; below: the value it stays under.
+        at_least: the least value it takes; below: the value it stays under; at_most:
+            the largest value it takes.
     """
 
     sql: str
@@ -85,6 +86,7 @@ class Opt:
     choices: tuple[str, ...] = ()
     at_least: float | None = None
     below: float | None = None
+    at_most: float | None = None
 
 
 #: The variants of l-diversity and the ground distances of t-closeness.
@@ -532,21 +534,26 @@ def _within(call: str, name: str, kind: str, opt: Opt, value: Any) -> None:
             f"got {_shown(value)}"
         )
         raise InvalidInputError(msg)
-    low, high = opt.at_least, opt.below
-    if (low is not None and value < low) or (high is not None and value >= high):
+    low, high, most = opt.at_least, opt.below, opt.at_most
+    if (
+        (low is not None and value < low)
+        or (high is not None and value >= high)
+        or (most is not None and value > most)
+    ):
         msg = f"{call}: {name} must be {_ACCEPTS[kind]} {_range_text(opt)}, got {_shown(value)}"
         raise InvalidInputError(msg)
 
 
 def _range_text(opt: Opt) -> str:
-    """An option's bounds as said in errors: ``in [0, 1)``, ``>= 1``."""
-    high = opt.below
+    """An option's bounds as said in errors: ``in [0, 1)``, ``in [0, 1]``, ``>= 1``."""
+    high = opt.below if opt.below is not None else opt.at_most
     shown = "2^64" if high == 2**64 else f"{high:g}" if high is not None else None
+    close = ")" if opt.below is not None else "]"
     if opt.at_least is None:
-        return f"below {shown}"
+        return f"below {shown}" if opt.below is not None else f"<= {shown}"
     if shown is None:
         return f">= {opt.at_least:g}"
-    return f"in [{opt.at_least:g}, {shown})"
+    return f"in [{opt.at_least:g}, {shown}{close}"
 
 
 def parse(call: str, text: str | None) -> dict[str, Any]:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from contextlib import ExitStack
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kanon._options import column_names
 from kanon.engine.inputs import Data, as_table
 from kanon.plan.check import CheckOptions, plan_check, plan_classes
-from kanon.plan.models import CHECK_MEASURES
+from kanon.plan.models import BASE_MEASURES, CHECK_MEASURES, THRESHOLD_MODELS
 
 if TYPE_CHECKING:
     import duckdb
@@ -22,8 +22,10 @@ __all__ = ["CheckReport", "check", "classes", "report"]
 class CheckReport:
     """One privacy check: the row ``kanon_check`` returns, with what was checked.
 
-    The fields after ``sensitive`` are the measures :data:`kanon.plan.models.CHECK_MEASURES`,
-    in order (a test keeps them in step).
+    The fields after ``sensitive`` are the measures :data:`kanon.plan.models.BASE_MEASURES`,
+    in order (a test keeps them in step); ``thresholds`` holds the worst measure of each
+    threshold model (:data:`kanon.plan.models.THRESHOLD_MODELS`) by name, also read as an
+    attribute of that name.
     """
 
     qi: tuple[str, ...]
@@ -48,10 +50,20 @@ class CheckReport:
     delta_max: float | None
     #: Columns with no declared role whose values single out rows (a release refuses them).
     identifying_columns: tuple[str, ...] = ()
+    thresholds: dict[str, float | None] = field(default_factory=dict)
+
+    def __getattr__(self, name: str) -> float | None:
+        thresholds = self.__dict__.get("thresholds", {})
+        if name in thresholds:
+            return thresholds[name]  # type: ignore[no-any-return]
+        msg = f"{type(self).__name__!r} object has no attribute {name!r}"
+        raise AttributeError(msg)
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the report as a plain dict."""
-        return asdict(self)
+        """Return the report as a plain dict (threshold models' measures by name)."""
+        out = asdict(self)
+        out.update(out.pop("thresholds"))
+        return out
 
     def __str__(self) -> str:
         lines = [f"quasi-identifiers: {', '.join(self.qi)}"]
@@ -157,12 +169,12 @@ def report(
     names = [d[0] for d in rel.description]
     (row,) = rel.fetchall()  # exactly one row, fetched whole to free the connection
     values = dict(zip(names, row, strict=True))
-    report_fields = {f.name for f in fields(CheckReport)}
     return CheckReport(
         qi=plan.qi,
         sensitive=plan.sensitive,
-        **{k: v for k, v in values.items() if k in report_fields - {"identifying_columns"}},
+        **{m.name: values[m.name] for m in BASE_MEASURES},
         identifying_columns=tuple(values.get("identifying_columns") or ()),
+        thresholds={m.options[0]: values[m.options[0]] for m in THRESHOLD_MODELS},
     )
 
 

@@ -7,6 +7,11 @@ local methods enforce it, and the columns of ``kanon_check`` that measure it
 definition of each model's measure of a class (``kanon_core::models``): the search and
 Mondrian compare it with the threshold, ``kanon_class_stats`` reports its worst value
 over the classes.
+
+A model that is one measure of a class held to one threshold (measure ≤ or ≥ the option's
+value) is declared by its :class:`Model` row with its ``threshold`` :class:`Measure`, its
+option in ``kanon._options`` and its row of ``kanon_core::models::THRESHOLD_MODELS``; the
+search, Mondrian, the check and ``kanon.CheckReport`` take it from there.
 """
 
 from __future__ import annotations
@@ -20,19 +25,22 @@ from kanon._options import L_VARIANTS, T_DISTANCES
 from kanon.exceptions import ConfigError, InvalidInputError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Mapping
 
     from kanon.plan.catalog import Column, Table
 
 __all__ = [
+    "BASE_MEASURES",
     "CHECK_MEASURES",
     "L_VARIANTS",
     "MODELS",
+    "THRESHOLD_MODELS",
     "T_DISTANCES",
     "Measure",
     "Model",
     "PrivacyModels",
     "ground_distance",
+    "models_reading",
     "sensitive_column",
     "sensitive_hierarchy",
 ]
@@ -64,8 +72,8 @@ class Measure:
         return f"{value:.4f}" if self.style == "decimal" else f"{value:g}"
 
 
-#: The columns of ``kanon_check`` that ``kanon_class_stats`` computes, in its order.
-CHECK_MEASURES = (
+#: The measures of ``kanon_check`` besides the threshold models', in the kernel's order.
+BASE_MEASURES = (
     Measure(
         "k",
         "UBIGINT",
@@ -179,7 +187,9 @@ class Model:
     asking for it; ``reads`` is ``'sensitive'`` (the sensitive column's values per
     class) or ``'population'`` (a population table's rows per class); ``local``: the
     local methods (Mondrian) enforce it, not only the optimal search; ``measures``: the
-    columns of ``kanon_check`` (:data:`CHECK_MEASURES`) that report it.
+    columns of ``kanon_check`` (:data:`CHECK_MEASURES`) that report it. A threshold
+    model has one option, one measure of that name and its ``threshold`` declaration
+    (the check's column; the kernels' measure is the Rust row of the same name).
     """
 
     name: str
@@ -187,6 +197,7 @@ class Model:
     reads: str
     measures: tuple[str, ...]
     local: bool = True
+    threshold: Measure | None = None
 
 
 MODELS = (
@@ -204,6 +215,14 @@ MODELS = (
         ("delta_min", "delta_max"),
         local=False,
     ),
+)
+
+#: The threshold models, in the order the kernels report them (after :data:`BASE_MEASURES`).
+THRESHOLD_MODELS = tuple(m for m in MODELS if m.threshold is not None)
+
+#: The columns of ``kanon_check`` that ``kanon_class_stats`` computes, in its order.
+CHECK_MEASURES = BASE_MEASURES + tuple(
+    m.threshold for m in THRESHOLD_MODELS if m.threshold is not None
 )
 
 
@@ -228,22 +247,37 @@ class PrivacyModels:
     population: str | None = None
     delta_min: float | None = None
     delta_max: float | None = None
+    #: The threshold models asked for: (name, threshold) in :data:`THRESHOLD_MODELS` order.
+    thresholds: tuple[tuple[str, float], ...] = ()
+
+    @classmethod
+    def of(cls, values: Mapping[str, Any]) -> PrivacyModels:
+        """The models among a call's option values (absent or None: not asked for)."""
+        plain = {k: values.get(k) for k in cls.__dataclass_fields__ if k != "thresholds"}
+        asked = [m.options[0] for m in THRESHOLD_MODELS]
+        thresholds = tuple((n, values[n]) for n in asked if values.get(n) is not None)
+        return cls(**plain, thresholds=thresholds)
 
     @classmethod
     def from_json(cls, text: str | None) -> PrivacyModels:
         """The models packed by the SQL macros (``to_json`` of a struct)."""
-        if not text:
-            return cls()
-        values: dict[str, Any] = json.loads(text)
-        return cls(**{k: values.get(k) for k in cls.__dataclass_fields__})
+        return cls.of(json.loads(text) if text else {})
 
     def to_dict(self) -> dict[str, Any]:
-        """The models as a plain dict."""
-        return asdict(self)
+        """The models as a plain dict (threshold models by name)."""
+        out = asdict(self)
+        out.update(out.pop("thresholds"))
+        return out
+
+    def value(self, option: str) -> Any:
+        """The value of a model's option (None: not given)."""
+        if option in self.__dataclass_fields__:
+            return getattr(self, option)
+        return dict(self.thresholds).get(option)
 
     def asked(self) -> list[Model]:
         """The models asked for (their first option given)."""
-        return [m for m in MODELS if getattr(self, m.options[0]) is not None]
+        return [m for m in MODELS if self.value(m.options[0]) is not None]
 
     @property
     def needs_sensitive(self) -> bool:
@@ -273,6 +307,8 @@ class PrivacyModels:
 
         for name in ("l", "c", "t", "delta_min", "delta_max"):
             number(name, getattr(self, name))
+        for name, threshold in self.thresholds:
+            number(name, threshold)
         variant = self.l_diversity
         if variant is not None and variant not in L_VARIANTS:
             msg = f"l_diversity must be one of {', '.join(map(repr, L_VARIANTS))}, got {variant!r}"
@@ -310,7 +346,10 @@ class PrivacyModels:
             msg = f"δ-presence needs 0 <= delta_min <= delta_max <= 1, got {lo!r} and {hi!r}"
             raise bad(msg)
         if self.sensitive is not None and not self.needs_sensitive:
-            msg = "sensitive names the column of l-diversity or t-closeness; give l or t too"
+            msg = (
+                f"sensitive names the column of {models_reading('sensitive', 'or')}; give "
+                f"{' or '.join(m.options[0] for m in MODELS if m.reads == 'sensitive')} too"
+            )
             raise bad(msg)
 
     def kernel(self, sensitive: Column | None) -> dict[str, Any]:
@@ -326,7 +365,15 @@ class PrivacyModels:
         if self.delta:
             out["delta_min"] = 0.0 if self.delta_min is None else float(self.delta_min)
             out["delta_max"] = 1.0 if self.delta_max is None else float(self.delta_max)
+        if self.thresholds:
+            out["thresholds"] = {name: float(value) for name, value in self.thresholds}
         return out
+
+
+def models_reading(what: str, last: str = "and") -> str:
+    """The models that read ``what``, named for messages: ``l-diversity and t-closeness``."""
+    names = [m.name for m in MODELS if m.reads == what]
+    return f" {last} ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
 
 
 def check_distance(distance: str | None) -> None:

@@ -14,6 +14,11 @@
 //! union has at least l values) but may break the others, so only k-anonymity and
 //! distinct l-diversity keep the rows of failing classes monotone when suppression is
 //! allowed.
+//!
+//! A model that is one measure of a class held to one threshold is a row of
+//! [`THRESHOLD_MODELS`]: the search keeps every class on the measure's side of the
+//! threshold ([`ModelCheck::class_ok`]), the check reports the worst value over the classes
+//! ([`crate::stats::class_stats`]), and the binding takes its threshold by name.
 
 use crate::emd::{Emd, GroundDistance};
 use crate::error::{KernelError, Result};
@@ -69,6 +74,83 @@ pub fn presence(rows: u64, population: u64) -> Option<f64> {
     (population > 0).then(|| rows as f64 / population as f64)
 }
 
+/// One class as a model sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct ClassView<'a> {
+    /// (sensitive code, rows) sorted by code with positive counts (empty when no model
+    /// reads the sensitive values).
+    pub histogram: &'a [(u32, u64)],
+    /// The class's rows.
+    pub rows: u64,
+    /// Its population rows (0 when no model reads the population).
+    pub population: u64,
+}
+
+/// What a threshold model reads of a class besides its rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reads {
+    /// The class's sensitive histogram.
+    Sensitive,
+    /// Its population rows.
+    Population,
+}
+
+/// Which side of its threshold every class's measure must lie on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// measure >= threshold; the worst class has the least measure.
+    AtLeast,
+    /// measure <= threshold; the worst class has the largest measure.
+    AtMost,
+}
+
+/// A privacy model declared by one measure of a class and a threshold.
+#[derive(Debug, Clone, Copy)]
+pub struct ThresholdModel {
+    /// Its name: the option that gives its threshold and the check's column.
+    pub name: &'static str,
+    /// What it reads of a class.
+    pub reads: Reads,
+    /// The side of the threshold a class must lie on.
+    pub side: Side,
+    /// The thresholds that make sense, inclusive.
+    pub range: (f64, f64),
+    /// Whether merging two classes that satisfy it gives a class that does (what the
+    /// search's pruning relies on).
+    pub monotone: bool,
+    /// The class's measure (`None`: undefined, and the class fails).
+    pub measure: fn(&ClassView<'_>) -> Option<f64>,
+}
+
+impl ThresholdModel {
+    /// Whether `value` lies on the model's side of `threshold` (with the float slack).
+    #[must_use]
+    pub fn holds(&self, value: f64, threshold: f64) -> bool {
+        match self.side {
+            Side::AtLeast => value >= threshold - SLACK,
+            Side::AtMost => value <= threshold + SLACK,
+        }
+    }
+
+    /// The worse of two measures.
+    #[must_use]
+    pub fn worse(&self, a: f64, b: f64) -> f64 {
+        match self.side {
+            Side::AtLeast => a.min(b),
+            Side::AtMost => a.max(b),
+        }
+    }
+}
+
+/// The threshold models, in the order the check reports them.
+pub const THRESHOLD_MODELS: &[ThresholdModel] = &[];
+
+/// The threshold model named `name`.
+#[must_use]
+pub fn threshold_model(name: &str) -> Option<&'static ThresholdModel> {
+    THRESHOLD_MODELS.iter().find(|m| m.name == name)
+}
+
 /// A variant of l-diversity (Machanavajjhala et al. 2007).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum LDiversity {
@@ -94,19 +176,37 @@ pub struct PrivacyModels {
     pub t_closeness: Option<(f64, GroundDistance)>,
     /// δ-presence: every class's rows over its population rows lie in `[min, max]`.
     pub delta_presence: Option<(f64, f64)>,
+    /// Threshold models by name ([`THRESHOLD_MODELS`]) with their thresholds.
+    pub thresholds: Vec<(String, f64)>,
 }
 
 impl PrivacyModels {
     /// Whether no model is asked for.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.l_diversity.is_none() && self.t_closeness.is_none() && self.delta_presence.is_none()
+        self.l_diversity.is_none()
+            && self.t_closeness.is_none()
+            && self.delta_presence.is_none()
+            && self.thresholds.is_empty()
     }
 
     /// Whether the models need the sensitive values.
     #[must_use]
     pub fn need_sensitive(&self) -> bool {
-        self.l_diversity.is_some() || self.t_closeness.is_some()
+        self.l_diversity.is_some() || self.t_closeness.is_some() || self.reads(Reads::Sensitive)
+    }
+
+    /// Whether the models need the population's rows per class.
+    #[must_use]
+    pub fn need_population(&self) -> bool {
+        self.delta_presence.is_some() || self.reads(Reads::Population)
+    }
+
+    /// Whether a threshold model asked for reads `what` (unknown names read nothing).
+    fn reads(&self, what: Reads) -> bool {
+        self.thresholds
+            .iter()
+            .any(|(name, _)| threshold_model(name).is_some_and(|m| m.reads == what))
     }
 
     /// Whether a node all of whose classes satisfy the models keeps them satisfied when
@@ -115,6 +215,10 @@ impl PrivacyModels {
     #[must_use]
     pub fn monotone_without_suppression(&self) -> bool {
         self.delta_presence.is_none_or(|(lo, _)| lo <= 0.0)
+            && self
+                .thresholds
+                .iter()
+                .all(|(name, _)| threshold_model(name).is_some_and(|m| m.monotone))
     }
 
     /// Whether the rows of failing classes (k-anonymity included) can only shrink when a
@@ -125,6 +229,7 @@ impl PrivacyModels {
         matches!(self.l_diversity, None | Some(LDiversity::Distinct(_)))
             && self.t_closeness.is_none()
             && self.delta_presence.is_none()
+            && self.thresholds.is_empty()
     }
 
     /// A short description for messages, e.g. `"k = 5, distinct 3-diversity"`.
@@ -150,6 +255,13 @@ impl PrivacyModels {
         if let Some((lo, hi)) = self.delta_presence {
             parts.push(format!("({lo}, {hi})-presence"));
         }
+        for (name, threshold) in &self.thresholds {
+            let side = threshold_model(name).map_or("=", |m| match m.side {
+                Side::AtLeast => ">=",
+                Side::AtMost => "<=",
+            });
+            parts.push(format!("{name} {side} {threshold}"));
+        }
         parts.join(", ")
     }
 }
@@ -160,6 +272,7 @@ pub struct ModelCheck {
     l_diversity: Option<LDiversity>,
     t: Option<(f64, Emd)>,
     delta: Option<(f64, f64)>,
+    thresholds: Vec<(&'static ThresholdModel, f64)>,
 }
 
 /// Slack of the floating-point comparisons (entropy, EMD, ratios).
@@ -173,8 +286,8 @@ impl ModelCheck {
     ///
     /// # Errors
     /// [`KernelError::InvalidArgument`] for a parameter out of range (l < 1, c ≤ 0,
-    /// t outside [0, 1], δ bounds outside [0, 1] or min > max) or a distribution that
-    /// does not fit the ground distance.
+    /// t outside [0, 1], δ bounds outside [0, 1] or min > max, a threshold model unknown
+    /// or outside its range) or a distribution that does not fit the ground distance.
     pub fn new(kernel: &'static str, models: &PrivacyModels, global: &[u64]) -> Result<Self> {
         let invalid = |message: String| KernelError::InvalidArgument { kernel, message };
         match models.l_diversity {
@@ -207,10 +320,27 @@ impl ModelCheck {
                 )));
             }
         }
+        let mut thresholds = Vec::with_capacity(models.thresholds.len());
+        for (name, threshold) in &models.thresholds {
+            let Some(model) = threshold_model(name) else {
+                let known: Vec<&str> = THRESHOLD_MODELS.iter().map(|m| m.name).collect();
+                return Err(invalid(format!(
+                    "unknown threshold model {name:?}, expected one of {known:?}"
+                )));
+            };
+            let (lo, hi) = model.range;
+            if !(lo..=hi).contains(threshold) {
+                return Err(invalid(format!(
+                    "{name} must lie in [{lo}, {hi}], got {threshold}"
+                )));
+            }
+            thresholds.push((model, *threshold));
+        }
         Ok(Self {
             l_diversity: models.l_diversity,
             t,
             delta: models.delta_presence,
+            thresholds,
         })
     }
 
@@ -246,7 +376,14 @@ impl ModelCheck {
                 _ => return false,
             }
         }
-        true
+        let class = ClassView {
+            histogram,
+            rows,
+            population,
+        };
+        self.thresholds.iter().all(|(model, threshold)| {
+            (model.measure)(&class).is_some_and(|v| model.holds(v, *threshold))
+        })
     }
 }
 

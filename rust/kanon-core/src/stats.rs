@@ -3,7 +3,7 @@
 
 use crate::emd::{Emd, GroundDistance};
 use crate::error::{KernelError, Result};
-use crate::models::{self, merge_sorted};
+use crate::models::{self, merge_sorted, ClassView, Reads};
 
 /// Tunables of [`class_stats`].
 #[derive(Debug, Clone, PartialEq)]
@@ -70,6 +70,9 @@ pub struct ClassStats {
     pub delta_min: Option<f64>,
     /// δ-presence: the largest rows / population rows of a class.
     pub delta_max: Option<f64>,
+    /// Per threshold model ([`models::THRESHOLD_MODELS`], in order) its worst measure over
+    /// the classes (`None` without what it reads, or when a class's measure is undefined).
+    pub thresholds: Vec<Option<f64>>,
 }
 
 /// Compute the privacy statistics of a partition given as a histogram.
@@ -141,6 +144,7 @@ pub fn class_stats(
         k: sizes.iter().copied().min().unwrap_or(0),
         classes: sizes.len() as u64,
         rows,
+        thresholds: vec![None; models::THRESHOLD_MODELS.len()],
         ..ClassStats::default()
     };
     if rows == 0 {
@@ -178,6 +182,12 @@ pub fn class_stats(
             });
         out.delta_min = Some(lo);
         out.delta_max = Some(hi);
+        let classes = sizes.iter().zip(pop).map(|(&rows, &population)| ClassView {
+            histogram: &[],
+            rows,
+            population,
+        });
+        worst_measures(&mut out.thresholds, Reads::Population, classes);
     }
     if let Some(codes) = sensitive {
         sensitive_stats(&mut out, &ranges, counts, codes, options)?;
@@ -193,6 +203,25 @@ fn at_risk(sizes: &[u64], denominators: &[u64], threshold: f64) -> f64 {
         .filter(|(_, &d)| 1.0 / d as f64 > threshold)
         .map(|(&s, _)| s as f64)
         .fold(0.0, |acc, s| acc + s)
+}
+
+/// Set each threshold model reading `what` to its worst measure over `classes`.
+fn worst_measures<'a>(
+    out: &mut [Option<f64>],
+    what: Reads,
+    classes: impl Iterator<Item = ClassView<'a>> + Clone,
+) {
+    for (slot, model) in out.iter_mut().zip(models::THRESHOLD_MODELS) {
+        if model.reads == what {
+            *slot = classes
+                .clone()
+                .map(|class| (model.measure)(&class))
+                .try_fold(None, |worst: Option<f64>, v| {
+                    v.map(|v| Some(worst.map_or(v, |w| model.worse(w, v))))
+                })
+                .flatten();
+        }
+    }
 }
 
 fn sensitive_stats(
@@ -220,11 +249,15 @@ fn sensitive_stats(
         other => other,
     })?;
 
+    let reads_sensitive = models::THRESHOLD_MODELS
+        .iter()
+        .any(|m| m.reads == Reads::Sensitive);
     let mut l_distinct = u64::MAX;
     let mut min_entropy = f64::INFINITY;
     let mut t: f64 = 0.0;
     let mut class: Vec<(u32, u64)> = Vec::new();
     let mut per_class_counts: Vec<Vec<u64>> = Vec::with_capacity(ranges.len());
+    let mut histograms: Vec<Vec<(u32, u64)>> = Vec::new();
     for &(lo, hi) in ranges {
         class.clear();
         class.extend(
@@ -241,7 +274,16 @@ fn sensitive_stats(
         let mut sorted: Vec<u64> = class.iter().map(|&(_, c)| c).collect();
         sorted.sort_unstable_by(|a, b| b.cmp(a));
         per_class_counts.push(sorted);
+        if reads_sensitive {
+            histograms.push(class.clone());
+        }
     }
+    let classes = histograms.iter().map(|h| ClassView {
+        histogram: h,
+        rows: h.iter().map(|&(_, c)| c).sum(),
+        population: 0,
+    });
+    worst_measures(&mut out.thresholds, Reads::Sensitive, classes);
     out.l_distinct = Some(l_distinct);
     out.l_entropy = Some(min_entropy.exp());
     out.t = Some(t);

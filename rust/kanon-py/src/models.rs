@@ -3,10 +3,11 @@
 
 use arrow_array::{Array, ListArray, UInt32Array, UInt64Array};
 use kanon_core::emd::GroundDistance;
-use kanon_core::models::{LDiversity, PrivacyModels};
+use kanon_core::models::{threshold_model, LDiversity, PrivacyModels, Reads, THRESHOLD_MODELS};
 use kanon_core::KernelError;
 use pyo3::prelude::*;
 use serde::Deserialize;
+use std::collections::BTreeMap;
 
 use crate::convert::{self, invalid, whole, U32, U64};
 
@@ -43,12 +44,26 @@ pub(crate) struct ModelOptions {
     pub(crate) t_distance: TDistance,
     pub(crate) delta_min: Option<f64>,
     pub(crate) delta_max: Option<f64>,
+    /// Threshold models (``kanon_core::models::THRESHOLD_MODELS``) by name.
+    #[serde(default)]
+    pub(crate) thresholds: BTreeMap<String, f64>,
 }
 
 impl ModelOptions {
-    /// Whether l-diversity or t-closeness needs the sensitive entries.
+    /// Whether a model needs the sensitive entries.
     pub(crate) fn needs_sensitive(&self) -> bool {
-        self.l.is_some() || self.t.is_some()
+        self.l.is_some() || self.t.is_some() || self.reads(Reads::Sensitive)
+    }
+
+    /// Whether a model needs the population's paths.
+    pub(crate) fn needs_population(&self) -> bool {
+        self.delta_min.is_some() || self.reads(Reads::Population)
+    }
+
+    fn reads(&self, what: Reads) -> bool {
+        self.thresholds
+            .keys()
+            .any(|name| threshold_model(name).is_some_and(|m| m.reads == what))
     }
 
     /// δ-presence's bounds, when asked for.
@@ -92,6 +107,11 @@ impl ModelOptions {
             l_diversity,
             t_closeness,
             delta_presence: self.delta(),
+            thresholds: self
+                .thresholds
+                .iter()
+                .map(|(name, &threshold)| (name.clone(), threshold))
+                .collect(),
         })
     }
 
@@ -166,7 +186,7 @@ impl ModelData {
                 data.hierarchy = Some(levels);
             }
         }
-        if options.delta_min.is_some() {
+        if options.needs_population() {
             data.population = Some((
                 convert::row::<U32>(py, kernel, "population", paths, i)?,
                 convert::row::<U64>(py, kernel, "population", rows, i)?,
@@ -177,8 +197,20 @@ impl ModelData {
 }
 
 /// Check the models' options before any input is read (l whole where it must be, c with
-/// ``'recursive'`` only).
+/// ``'recursive'`` only, threshold models known).
 pub(crate) fn check(py: Python<'_>, kernel: &'static str, options: &ModelOptions) -> PyResult<()> {
+    if let Some(name) = options
+        .thresholds
+        .keys()
+        .find(|name| threshold_model(name).is_none())
+    {
+        let known: Vec<&str> = THRESHOLD_MODELS.iter().map(|m| m.name).collect();
+        return Err(invalid(
+            py,
+            kernel,
+            format!("unknown threshold model {name:?}, expected one of {known:?}"),
+        ));
+    }
     options
         .l_diversity()
         .map(|_| ())

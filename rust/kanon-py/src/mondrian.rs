@@ -137,11 +137,11 @@ pub(crate) fn mondrian<'py>(
         let _turn = Turn::take(py);
         let options: Options = convert::options(py, KERNEL, required[7].as_ref(), i)?;
         models::check(py, KERNEL, &options.models)?;
-        if options.models.delta_min.is_some() {
+        if options.models.needs_population() {
             return Err(convert::invalid(
                 py,
                 KERNEL,
-                "δ-presence is not enforced by Mondrian".to_owned(),
+                "models of the population (δ-presence) are not enforced by Mondrian".to_owned(),
             ));
         }
         let m = options.m;

@@ -1,6 +1,7 @@
 //! The privacy statistics of a partition: ``kanon_class_stats`` (``kanon_check``).
 
 use arrow_array::{Array, ListArray, StructArray, UInt32Array, UInt64Array};
+use kanon_core::models::THRESHOLD_MODELS;
 use kanon_core::{ClassStats, GroundDistance, Hierarchy, KernelError, StatsOptions};
 use pyo3::prelude::*;
 use serde::Deserialize;
@@ -69,7 +70,8 @@ struct Partition {
 ///     Per row (NULL when ``options`` is NULL) the struct of statistics: k, classes,
 ///     rows, l_distinct, l_entropy, recursive_l, recursive_c, recursive_ok, t,
 ///     prosecutor_max, prosecutor_avg, prosecutor_at_risk, marketer, journalist_max,
-///     journalist_avg, journalist_at_risk, delta_min, delta_max.
+///     journalist_avg, journalist_at_risk, delta_min, delta_max, then the worst
+///     measure of each threshold model (``kanon_core::models::THRESHOLD_MODELS``).
 ///
 /// Raises:
 ///     InvalidInputError: inconsistent inputs (``ordered`` with ``hierarchy`` included),
@@ -112,32 +114,33 @@ pub(crate) fn class_stats<'py>(
     let valid: Vec<bool> = rows.iter().map(Option::is_some).collect();
     let u = |f: fn(&ClassStats) -> Option<u64>| convert::u64_field(&rows, f);
     let f = |f: fn(&ClassStats) -> Option<f64>| convert::f64_field(&rows, f);
-    let out = convert::struct_of(
-        vec![
-            ("k", u(|s| Some(s.k))),
-            ("classes", u(|s| Some(s.classes))),
-            ("rows", u(|s| Some(s.rows))),
-            ("l_distinct", u(|s| s.l_distinct)),
-            ("l_entropy", f(|s| s.l_entropy)),
-            ("recursive_l", u(|s| s.recursive_l)),
-            ("recursive_c", f(|s| s.recursive_c)),
-            (
-                "recursive_ok",
-                convert::bool_field(&rows, |s| s.recursive_ok),
-            ),
-            ("t", f(|s| s.t)),
-            ("prosecutor_max", f(|s| Some(s.prosecutor_max))),
-            ("prosecutor_avg", f(|s| Some(s.prosecutor_avg))),
-            ("prosecutor_at_risk", f(|s| Some(s.prosecutor_at_risk))),
-            ("marketer", f(|s| Some(s.marketer))),
-            ("journalist_max", f(|s| s.journalist_max)),
-            ("journalist_avg", f(|s| s.journalist_avg)),
-            ("journalist_at_risk", f(|s| s.journalist_at_risk)),
-            ("delta_min", f(|s| s.delta_min)),
-            ("delta_max", f(|s| s.delta_max)),
-        ],
-        &valid,
-    );
+    let mut columns = vec![
+        ("k", u(|s| Some(s.k))),
+        ("classes", u(|s| Some(s.classes))),
+        ("rows", u(|s| Some(s.rows))),
+        ("l_distinct", u(|s| s.l_distinct)),
+        ("l_entropy", f(|s| s.l_entropy)),
+        ("recursive_l", u(|s| s.recursive_l)),
+        ("recursive_c", f(|s| s.recursive_c)),
+        (
+            "recursive_ok",
+            convert::bool_field(&rows, |s| s.recursive_ok),
+        ),
+        ("t", f(|s| s.t)),
+        ("prosecutor_max", f(|s| Some(s.prosecutor_max))),
+        ("prosecutor_avg", f(|s| Some(s.prosecutor_avg))),
+        ("prosecutor_at_risk", f(|s| Some(s.prosecutor_at_risk))),
+        ("marketer", f(|s| Some(s.marketer))),
+        ("journalist_max", f(|s| s.journalist_max)),
+        ("journalist_avg", f(|s| s.journalist_avg)),
+        ("journalist_at_risk", f(|s| s.journalist_at_risk)),
+        ("delta_min", f(|s| s.delta_min)),
+        ("delta_max", f(|s| s.delta_max)),
+    ];
+    for (i, model) in THRESHOLD_MODELS.iter().enumerate() {
+        columns.push((model.name, convert::f64_field(&rows, |s| s.thresholds[i])));
+    }
+    let out = convert::struct_of(columns, &valid);
     convert::to_python(py, out)
 }
 

@@ -18,7 +18,12 @@ from kanon.hierarchy.base import value_text
 from kanon.plan.catalog import resolve_columns, resolve_table
 from kanon.plan.coding import code_columns
 from kanon.plan.hierarchies import hierarchy_of
-from kanon.plan.models import PrivacyModels, sensitive_column, sensitive_hierarchy
+from kanon.plan.models import (
+    PrivacyModels,
+    models_reading,
+    sensitive_column,
+    sensitive_hierarchy,
+)
 from kanon.sql.cte import Cte, internal
 from kanon.sql.quote import ident, literal
 
@@ -107,7 +112,7 @@ def resolve_models(
         sens = sensitive_column(table, name, columns, [c[:2] for c in config])
         if sens is None:
             msg = (
-                f"l-diversity and t-closeness need a sensitive column of table "
+                f"{models_reading('sensitive')} need a sensitive column of table "
                 f"{table.name!r}: pass sensitive := '...' or configure one (role 'sensitive')"
             )
             raise ConfigError(msg)

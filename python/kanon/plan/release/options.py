@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from kanon._options import column_names, defaults
 from kanon.exceptions import InvalidInputError
-from kanon.plan.models import PrivacyModels
+from kanon.plan.models import PrivacyModels, models_reading
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -73,12 +73,12 @@ class AnonymizeOptions:
             msg = f"k must be a positive integer, got {k!r}"
             raise InvalidInputError(msg)
         values = {**defaults("kanon"), **values}
-        models = PrivacyModels(**{n: values[n] for n in PrivacyModels.__dataclass_fields__})
+        models = PrivacyModels.of(values)
         sensitive = column_names("sensitive", models.sensitive)
         if models.sensitive is not None:
             if models.needs_sensitive and len(sensitive) != 1:
                 msg = (
-                    "l-diversity and t-closeness protect one sensitive column: give "
+                    f"{models_reading('sensitive')} protect one sensitive column: give "
                     f"sensitive one column, got {models.sensitive!r}"
                 )
                 raise InvalidInputError(msg)

@@ -81,7 +81,7 @@ impl<'a> Search<'a> {
             self.entry_start = start;
             self.entries = entries;
         }
-        if models.delta_presence.is_some() {
+        if models.need_population() {
             self.load_population(input)?;
         }
         self.check = Some(ModelCheck::new(KERNEL, models, &global)?);
