@@ -1,4 +1,4 @@
-"""``kanon(..., method := 'optimal')`` under l-diversity, t-closeness and δ-presence.
+"""``kanon(..., method := 'optimal')`` under l-diversity, t-closeness, δ-presence and (α,k).
 
 Releases are checked independently of the kernel: the classes of every level vector
 are formed with plain SQL joins against the hierarchy tables, each class is judged by a
@@ -80,6 +80,8 @@ def _class_ok(
             if tail == 0 or counts[0] >= model["c"] * tail:
                 return False
     if "t" in model and _emd(hist, order, q, model["t_distance"]) > model["t"] + 1e-12:
+        return False
+    if "alpha" in model and max(hist.values()) > model["alpha"] * size + 1e-9:
         return False
     if "population" in model:
         lo, hi = model.get("delta_min", 0.0), model.get("delta_max", 1.0)
@@ -185,6 +187,8 @@ MODELS = st.sampled_from(
         {"l": 2, "t": 0.4, "t_distance": "equal"},
         {"population": "pop", "delta_max": 0.7},
         {"population": "pop", "delta_min": 0.4, "delta_max": 1.0},
+        {"alpha": 0.5},
+        {"alpha": 0.7, "l": 2},
     ]
 )
 

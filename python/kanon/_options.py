@@ -202,6 +202,16 @@ class SearchKeywords(TypedDict, total=False):
         float | None,
         Opt("DOUBLE", scoped=True, doc="δ-presence: the largest share of population"),
     ]
+    alpha: Annotated[
+        float | None,
+        Opt(
+            "DOUBLE",
+            scoped=True,
+            doc="(α,k)-anonymity: the largest share of a class's rows one sensitive value may hold",
+            at_least=0.0,
+            at_most=1.0,
+        ),
+    ]
 
 
 class AnonymizeKeywords(SearchKeywords, total=False):

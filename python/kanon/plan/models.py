@@ -215,6 +215,19 @@ MODELS = (
         ("delta_min", "delta_max"),
         local=False,
     ),
+    Model(
+        "(α,k)-anonymity",
+        ("alpha",),
+        "sensitive",
+        ("alpha",),
+        threshold=Measure(
+            "alpha",
+            "DOUBLE",
+            "(α,k): largest share of one value",
+            "most of a class's rows holding one sensitive value",
+            "share",
+        ),
+    ),
 )
 
 #: The threshold models, in the order the kernels report them (after :data:`BASE_MEASURES`).

@@ -142,8 +142,26 @@ impl ThresholdModel {
     }
 }
 
+/// (α,k)-anonymity's measure (Wong et al. 2006): the share of the class's rows that
+/// hold its most frequent sensitive value (`None` for a class without rows).
+#[must_use]
+pub fn alpha(class: &ClassView<'_>) -> Option<f64> {
+    let top = class.histogram.iter().map(|&(_, c)| c).max()?;
+    (class.rows > 0).then(|| top as f64 / class.rows as f64)
+}
+
 /// The threshold models, in the order the check reports them.
-pub const THRESHOLD_MODELS: &[ThresholdModel] = &[];
+pub const THRESHOLD_MODELS: &[ThresholdModel] = &[
+    // Merging two classes where no value holds more than α of the rows keeps that.
+    ThresholdModel {
+        name: "alpha",
+        reads: Reads::Sensitive,
+        side: Side::AtMost,
+        range: (0.0, 1.0),
+        monotone: true,
+        measure: alpha,
+    },
+];
 
 /// The threshold model named `name`.
 #[must_use]
@@ -448,6 +466,38 @@ mod tests {
         assert!(recursive(2.0).class_ok(&class, 10, 0));
         assert!(!recursive(1.5).class_ok(&class, 10, 0));
         assert!(!recursive(100.0).class_ok(&[(0, 5)], 5, 0));
+    }
+
+    #[test]
+    fn alpha_bounds_the_share_of_the_most_frequent_value() {
+        let model = |alpha| {
+            check(
+                PrivacyModels {
+                    thresholds: vec![("alpha".to_owned(), alpha)],
+                    ..PrivacyModels::default()
+                },
+                &[],
+            )
+        };
+        // 6 of 10 rows hold value 0.
+        let class = [(0, 6), (1, 3), (2, 1)];
+        assert!(model(0.6).class_ok(&class, 10, 0));
+        assert!(!model(0.59).class_ok(&class, 10, 0));
+        assert!(!model(1.0).class_ok(&[], 0, 0));
+        let asked = PrivacyModels {
+            thresholds: vec![("alpha".to_owned(), 0.5)],
+            ..PrivacyModels::default()
+        };
+        assert!(asked.need_sensitive() && !asked.need_population());
+        assert!(asked.monotone_without_suppression() && !asked.failing_rows_monotone());
+        assert_eq!(asked.describe(3), "k = 3, alpha <= 0.5");
+        for bad in [("alpha", 1.5), ("alpha", -0.1), ("beta", 0.5)] {
+            let models = PrivacyModels {
+                thresholds: vec![(bad.0.to_owned(), bad.1)],
+                ..PrivacyModels::default()
+            };
+            assert!(ModelCheck::new("test", &models, &[]).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

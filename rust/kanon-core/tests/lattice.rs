@@ -90,6 +90,10 @@ fn random_models(
         };
         models.t_closeness = Some(([0.1, 0.3, 0.5][rng.below(3) as usize], distance));
     }
+    if rng.below(3) == 0 {
+        let alpha = [0.4, 0.6, 0.8, 1.0][rng.below(4) as usize];
+        models.thresholds.push(("alpha".to_owned(), alpha));
+    }
     if models.is_empty() || rng.below(3) == 0 {
         let lo = [0.0, 0.1, 0.3][rng.below(3) as usize];
         models.delta_presence = Some((lo, [0.5, 0.8, 1.0][rng.below(3) as usize]));
@@ -292,6 +296,13 @@ fn naive_ok(case: &Instance, hist: &BTreeMap<u32, u64>, size: u64, pop: u64) -> 
             GroundDistance::Hierarchical(_) => Emd::new(distance, &global).unwrap().distance(&hist),
         };
         if d > t + 1e-12 {
+            return false;
+        }
+    }
+    for (name, alpha) in &models.thresholds {
+        assert_eq!(name, "alpha");
+        let top = hist.iter().map(|&(_, c)| c).max().unwrap_or(0);
+        if size == 0 || top as f64 > alpha * n + 1e-9 {
             return false;
         }
     }
