@@ -157,6 +157,7 @@ def test_sql_release_is_k_anonymous_truthful_and_complete(
     assert again == con.execute("SELECT * FROM rel ORDER BY rid").fetchall()
 
 
+@pytest.mark.slow
 @settings(
     max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -270,6 +271,7 @@ ADULT_QI = [
 ]
 
 
+@pytest.mark.slow
 def test_adult_release_with_arx_hierarchies(con: duckdb.DuckDBPyConnection) -> None:
     folder = data_dir() / "adult"
     con.execute(
@@ -293,6 +295,7 @@ def test_adult_release_with_arx_hierarchies(con: duckdb.DuckDBPyConnection) -> N
             assert _untruthful(con, "a", "r", c, f"h_{c}") == []
 
 
+@pytest.mark.slow
 def test_adult_loses_less_than_arx_local_recoding(con: duckdb.DuckDBPyConnection) -> None:
     """The forest, started from the cheapest classes where they cost less, loses less.
 

@@ -55,6 +55,7 @@ def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(data=tables())
 def test_check_matches_oracle_and_group_by(data: dict[str, list[object]]) -> None:
@@ -401,6 +402,7 @@ def test_hierarchical_t_value_missing_from_the_hierarchy(
 # --- δ-presence ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(data=tables(max_rows=30), extra=st.lists(st.integers(0, 3), min_size=1, max_size=30))
 def test_delta_presence_matches_group_by(data: dict[str, list[object]], extra: list[int]) -> None:

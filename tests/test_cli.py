@@ -80,6 +80,7 @@ def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert "no such file" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_demo_explains_and_its_hints_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

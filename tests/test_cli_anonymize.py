@@ -104,6 +104,7 @@ def test_anonymize_errors_name_the_problem(
     assert not (tmp_path / "o.csv").exists()
 
 
+@pytest.mark.slow
 def test_ctrl_c_leaves_no_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _write_people(tmp_path / "in.parquet", 200_000)
     timer = threading.Timer(1.0, _thread.interrupt_main)
@@ -175,6 +176,7 @@ def _smallest_class(rows: list[dict[str, str | None]], qi: list[str]) -> int:
     )
 
 
+@pytest.mark.slow
 def test_csv_values_keep_their_text_and_numbers_get_intervals(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -123,6 +123,7 @@ def test_decimal_38_near_1e17_labels_hold_their_values(con: duckdb.DuckDBPyConne
     assert {r[1] for r in top} <= {"[100000000000000000..100000000000000063]", "*"}
 
 
+@pytest.mark.slow
 def test_hugeint_and_wide_doubles_and_nan_are_released(con: duckdb.DuckDBPyConnection) -> None:
     # Spans beyond 64 binary splits and non-finite doubles used to stop every method.
     con.execute(

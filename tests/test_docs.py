@@ -170,7 +170,15 @@ def _rewrite(page: Path, outputs: dict[int, str]) -> None:
     page.write_text("".join(lines), encoding="utf-8")
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+#: Pages whose blocks take 7 s or more to run (the slow marker's rule).
+SLOW_PAGES = {"README.md", "cli.md", "spark.md"}
+
+
+@pytest.mark.parametrize(
+    "page",
+    [pytest.param(p, marks=pytest.mark.slow) if p.name in SLOW_PAGES else p for p in PAGES],
+    ids=[p.name for p in PAGES],
+)
 def test_every_block_runs(page: Path, tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, __file__, str(page)],

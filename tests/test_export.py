@@ -185,6 +185,7 @@ def test_exported_release_gives_duckdbs_rows_in_postgres_and_spark(
     assert _normalized(_in_spark(spark, spark_files, statements["spark"], view)) == expected
 
 
+@pytest.mark.slow
 @settings(max_examples=15, **SETTINGS)
 @given(rows=_rows(), k_seed=st.integers(1, 1000), method=st.sampled_from(LOCAL_METHODS))
 def test_every_local_view_is_its_release(

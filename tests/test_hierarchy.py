@@ -682,6 +682,7 @@ def present(values: Sequence[Any]) -> bool:
     return any(v is not None for v in values)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(values=ints.filter(present))
 def test_prop_int_builders(values: list[int | None]) -> None:
@@ -715,6 +716,7 @@ def test_prop_int_binary_with_bounds(values: list[int | None], lo: int, hi: int)
             assert list(r[1:]) == go_int_labels(lo, hi, r[0])
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(values=floats.filter(present), width=st.floats(0.01, 5000.0))
 @example(values=[-0.0], width=1.0)

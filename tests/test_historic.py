@@ -446,6 +446,7 @@ def test_errors_name_the_problem(con: duckdb.DuckDBPyConnection) -> None:
 # --- Adult ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_adult_datafly_and_mu_argus_with_arx_hierarchies(con: duckdb.DuckDBPyConnection) -> None:
     folder = data_dir() / "adult"
     con.execute(

@@ -324,6 +324,7 @@ def test_range_blocks_are_smaller_with_the_fast_passes(con: duckdb.DuckDBPyConne
     assert block(labels="range", effort="fast", block_size=300) == 300
 
 
+@pytest.mark.slow
 @settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

@@ -400,6 +400,7 @@ def _normalized(rows: Sequence[Sequence[Any]]) -> list[tuple[str | None, ...]]:
     return sorted(out, key=lambda row: [(v is None, v or "") for v in row])
 
 
+@pytest.mark.slow
 @settings(max_examples=15, **SETTINGS)
 @given(
     data=tables(max_rows=30),

@@ -165,6 +165,7 @@ def test_release_view_gives_the_same_rows_in_postgres(postgres: pg.Postgres) -> 
     assert postgres_release(postgres, ROWS, view_sql) == (names, expected)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(
     rows=st.lists(

@@ -153,6 +153,7 @@ def test_adult_loaded_as_documented(adult: duckdb.DuckDBPyConnection) -> None:
     assert adult.execute("SELECT count(*) FROM adult_head").fetchall() == [(T_SUBSET_ROWS,)]
 
 
+@pytest.mark.slow
 def test_adult_k_and_l_match_pycanon(adult: duckdb.DuckDBPyConnection) -> None:
     df = _frame(adult, "adult")
     ours = _kanon(adult, "adult", ADULT_QI, sensitive=literal(ADULT_SENSITIVE))
@@ -163,6 +164,7 @@ def test_adult_k_and_l_match_pycanon(adult: duckdb.DuckDBPyConnection) -> None:
     assert _entropy_l_agrees(ours.l_entropy, theirs), (ours.l_entropy, theirs)
 
 
+@pytest.mark.slow
 def test_adult_t_matches_pycanon_on_first_rows(adult: duckdb.DuckDBPyConnection) -> None:
     df = _frame(adult, "adult_head")
     ours = _kanon(adult, "adult_head", ADULT_QI, sensitive=literal(ADULT_SENSITIVE))
@@ -211,6 +213,7 @@ def tables_without_nulls(draw: st.DrawFn) -> tuple[dict[str, list[object]], list
     return data, qi
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(case=tables_without_nulls())
 def test_random_tables_match_pycanon(case: tuple[dict[str, list[object]], list[str]]) -> None:

@@ -12,6 +12,8 @@ import typing
 from dataclasses import fields
 from pathlib import Path
 
+import pytest
+
 from kanon._options import MACROS
 from kanon.plan.metrics import METRICS, Metrics
 from kanon.plan.release.registry import METHODS
@@ -263,6 +265,7 @@ def test_the_job_line_check_finds_a_file_without_one(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_no_module_cycles_in_the_rust_crates() -> None:
     """No source file of a crate names, through others, an item of itself."""
     for src in RUST_CRATES:
