@@ -182,12 +182,15 @@ pub fn class_stats(
             });
         out.delta_min = Some(lo);
         out.delta_max = Some(hi);
-        let classes = sizes.iter().zip(pop).map(|(&rows, &population)| ClassView {
-            histogram: &[],
-            rows,
-            population,
-        });
-        worst_measures(&mut out.thresholds, Reads::Population, classes);
+        let mut worst = Worst::new(Reads::Population);
+        for (&rows, &population) in sizes.iter().zip(pop) {
+            worst.fold(&ClassView {
+                histogram: &[],
+                rows,
+                population,
+            });
+        }
+        worst.finish(&mut out.thresholds);
     }
     if let Some(codes) = sensitive {
         sensitive_stats(&mut out, &ranges, counts, codes, options)?;
@@ -205,21 +208,40 @@ fn at_risk(sizes: &[u64], denominators: &[u64], threshold: f64) -> f64 {
         .fold(0.0, |acc, s| acc + s)
 }
 
-/// Set each threshold model reading `what` to its worst measure over `classes`.
-fn worst_measures<'a>(
-    out: &mut [Option<f64>],
+/// The worst measure so far of each threshold model reading one kind of input.
+struct Worst {
     what: Reads,
-    classes: impl Iterator<Item = ClassView<'a>> + Clone,
-) {
-    for (slot, model) in out.iter_mut().zip(models::THRESHOLD_MODELS) {
-        if model.reads == what {
-            *slot = classes
-                .clone()
-                .map(|class| (model.measure)(&class))
-                .try_fold(None, |worst: Option<f64>, v| {
-                    v.map(|v| Some(worst.map_or(v, |w| model.worse(w, v))))
-                })
-                .flatten();
+    /// Per model: the worst defined measure, and whether some class's was undefined.
+    slots: Vec<(Option<f64>, bool)>,
+}
+
+impl Worst {
+    fn new(what: Reads) -> Self {
+        Self {
+            what,
+            slots: vec![(None, false); models::THRESHOLD_MODELS.len()],
+        }
+    }
+
+    fn fold(&mut self, class: &ClassView<'_>) {
+        for ((worst, undefined), model) in self.slots.iter_mut().zip(models::THRESHOLD_MODELS) {
+            if model.reads == self.what {
+                match (model.measure)(class) {
+                    Some(v) => *worst = Some(worst.map_or(v, |w| model.worse(w, v))),
+                    None => *undefined = true,
+                }
+            }
+        }
+    }
+
+    /// Set the models' slots of `out` (`None` when a class's measure was undefined).
+    fn finish(self, out: &mut [Option<f64>]) {
+        for ((slot, (worst, undefined)), model) in
+            out.iter_mut().zip(self.slots).zip(models::THRESHOLD_MODELS)
+        {
+            if model.reads == self.what {
+                *slot = if undefined { None } else { worst };
+            }
         }
     }
 }
@@ -249,15 +271,12 @@ fn sensitive_stats(
         other => other,
     })?;
 
-    let reads_sensitive = models::THRESHOLD_MODELS
-        .iter()
-        .any(|m| m.reads == Reads::Sensitive);
+    let mut worst = Worst::new(Reads::Sensitive);
     let mut l_distinct = u64::MAX;
     let mut min_entropy = f64::INFINITY;
     let mut t: f64 = 0.0;
     let mut class: Vec<(u32, u64)> = Vec::new();
     let mut per_class_counts: Vec<Vec<u64>> = Vec::with_capacity(ranges.len());
-    let mut histograms: Vec<Vec<(u32, u64)>> = Vec::new();
     for &(lo, hi) in ranges {
         class.clear();
         class.extend(
@@ -274,16 +293,13 @@ fn sensitive_stats(
         let mut sorted: Vec<u64> = class.iter().map(|&(_, c)| c).collect();
         sorted.sort_unstable_by(|a, b| b.cmp(a));
         per_class_counts.push(sorted);
-        if reads_sensitive {
-            histograms.push(class.clone());
-        }
+        worst.fold(&ClassView {
+            histogram: &class,
+            rows: size,
+            population: 0,
+        });
     }
-    let classes = histograms.iter().map(|h| ClassView {
-        histogram: h,
-        rows: h.iter().map(|&(_, c)| c).sum(),
-        population: 0,
-    });
-    worst_measures(&mut out.thresholds, Reads::Sensitive, classes);
+    worst.finish(&mut out.thresholds);
     out.l_distinct = Some(l_distinct);
     out.l_entropy = Some(min_entropy.exp());
     out.t = Some(t);
