@@ -169,6 +169,17 @@ pub fn threshold_model(name: &str) -> Option<&'static ThresholdModel> {
     THRESHOLD_MODELS.iter().find(|m| m.name == name)
 }
 
+/// The threshold model named `name`, or a message naming the known ones.
+///
+/// # Errors
+/// The message when no threshold model has that name.
+pub fn known_threshold_model(name: &str) -> std::result::Result<&'static ThresholdModel, String> {
+    threshold_model(name).ok_or_else(|| {
+        let known: Vec<&str> = THRESHOLD_MODELS.iter().map(|m| m.name).collect();
+        format!("unknown threshold model {name:?}, expected one of {known:?}")
+    })
+}
+
 /// A variant of l-diversity (Machanavajjhala et al. 2007).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum LDiversity {
@@ -340,12 +351,7 @@ impl ModelCheck {
         }
         let mut thresholds = Vec::with_capacity(models.thresholds.len());
         for (name, threshold) in &models.thresholds {
-            let Some(model) = threshold_model(name) else {
-                let known: Vec<&str> = THRESHOLD_MODELS.iter().map(|m| m.name).collect();
-                return Err(invalid(format!(
-                    "unknown threshold model {name:?}, expected one of {known:?}"
-                )));
-            };
+            let model = known_threshold_model(name).map_err(invalid)?;
             let (lo, hi) = model.range;
             if !(lo..=hi).contains(threshold) {
                 return Err(invalid(format!(

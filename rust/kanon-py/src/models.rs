@@ -3,7 +3,9 @@
 
 use arrow_array::{Array, ListArray, UInt32Array, UInt64Array};
 use kanon_core::emd::GroundDistance;
-use kanon_core::models::{threshold_model, LDiversity, PrivacyModels, Reads, THRESHOLD_MODELS};
+use kanon_core::models::{
+    known_threshold_model, threshold_model, LDiversity, PrivacyModels, Reads,
+};
 use kanon_core::KernelError;
 use pyo3::prelude::*;
 use serde::Deserialize;
@@ -199,17 +201,8 @@ impl ModelData {
 /// Check the models' options before any input is read (l whole where it must be, c with
 /// ``'recursive'`` only, threshold models known).
 pub(crate) fn check(py: Python<'_>, kernel: &'static str, options: &ModelOptions) -> PyResult<()> {
-    if let Some(name) = options
-        .thresholds
-        .keys()
-        .find(|name| threshold_model(name).is_none())
-    {
-        let known: Vec<&str> = THRESHOLD_MODELS.iter().map(|m| m.name).collect();
-        return Err(invalid(
-            py,
-            kernel,
-            format!("unknown threshold model {name:?}, expected one of {known:?}"),
-        ));
+    for name in options.thresholds.keys() {
+        known_threshold_model(name).map_err(|message| invalid(py, kernel, message))?;
     }
     options
         .l_diversity()
