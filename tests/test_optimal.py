@@ -3,13 +3,14 @@
 Releases are checked independently of the planner: a plain ``GROUP BY`` over the
 released labels (the class of suppressed rows included), row accounting, truthfulness
 against hierarchy tables built separately, one level per column for the whole table,
-and optimality against brute force: every level vector of the lattice generalized with
-plain SQL joins, classes below k suppressed, priced with ``kanon.metrics``.
+and optimality against brute force: every level vector of the lattice generalized and
+priced in plain Python (``tests.lattice_oracle``), classes below k suppressed; the
+oracle's GCP of the release is checked against ``kanon.metrics``.
 """
 
 from __future__ import annotations
 
-import itertools
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -23,6 +24,7 @@ import kanon
 from kanon.exceptions import InvalidInputError
 from tests import pg
 from tests.conftest import data_dir
+from tests.lattice_oracle import Lattice
 from tests.strategies import tables
 from tests.test_anonymize import ADULT_QI, _load, _min_class, _untruthful
 
@@ -60,65 +62,26 @@ def _height(con: duckdb.DuckDBPyConnection, hierarchy: str) -> int:
     return len(con.execute(f'DESCRIBE "{hierarchy}"').fetchall()) - 1
 
 
-def _release_at(
-    con: duckdb.DuckDBPyConnection,
-    table: str,
-    hierarchies: dict[str, str],
-    levels: Sequence[int],
-    k: int,
-    name: str,
-) -> int:
-    """Generalize every QI to ``levels`` with plain joins, suppress classes below k (their
-    QIs become '*'), store the release as ``name``; return the suppressed rows."""
-    cols, joins = [], []
-    for j, (column, h) in enumerate(hierarchies.items()):
-        labels = [r[0] for r in con.execute(f'DESCRIBE "{h}"').fetchall()]
-        top = len(labels) - 1
-        label = "'*'" if levels[j] == top else f'CAST(h{j}."{labels[levels[j]]}" AS VARCHAR)'
-        cols.append(f'{label} AS "{column}"')
-        joins.append(
-            f'LEFT JOIN "{h}" h{j} ON CAST(h{j}."{labels[0]}" AS VARCHAR) = '
-            f'CAST(t."{column}" AS VARCHAR)'
-        )
-    qi = ", ".join(f'"{c}"' for c in hierarchies)
-    con.execute(
-        f"CREATE OR REPLACE TEMP TABLE gen AS SELECT t.rid, t.s, {', '.join(cols)} "
-        f'FROM "{table}" t {" ".join(joins)}'
-    )
-    con.execute(
-        f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT g.rid, g.s, "
-        + ", ".join(
-            f'CASE WHEN c.n < {k} THEN \'*\' ELSE g."{c}" END AS "{c}"' for c in hierarchies
-        )
-        + f" FROM gen g JOIN (SELECT {qi}, count(*) AS n FROM gen GROUP BY ALL) c "
-        + "ON "
-        + " AND ".join(f'g."{c}" IS NOT DISTINCT FROM c."{c}"' for c in hierarchies)
-    )
-    return int(
-        con.execute(
-            f"SELECT coalesce(sum(n), 0) FROM (SELECT count(*) AS n FROM gen GROUP BY {qi}) "
-            f"WHERE n < {k}"
-        ).fetchall()[0][0]
-    )
-
-
-def _brute_force(
-    con: duckdb.DuckDBPyConnection,
-    table: str,
-    hierarchies: dict[str, str],
-    k: int,
-    max_suppressed: int,
-) -> float | None:
-    """The smallest GCP (by ``kanon.metrics``) of any feasible level vector, or None."""
-    heights = [_height(con, h) for h in hierarchies.values()]
+def _brute_force(lattice: Lattice, k: int, max_suppressed: int) -> float | None:
+    """The smallest GCP of any feasible level vector (classes below k suppressed, their
+    QIs '*'), or None."""
     best = None
-    for levels in itertools.product(*(range(h + 1) for h in heights)):
-        suppressed = _release_at(con, table, hierarchies, levels, k, "cand")
+    for levels in lattice.vectors():
+        rows = [r[1:] for r in lattice.generalized(levels)]
+        sizes = Counter(rows)
+        suppressed = sum(n for n in sizes.values() if n < k)
         if suppressed > max_suppressed or 0 < suppressed < k:
             continue
-        gcp = kanon.metrics(table, "cand", con=con).gcp
+        gcp = lattice.gcp(r if sizes[r] >= k else ("*",) * len(r) for r in rows)
         best = gcp if best is None else min(best, gcp)
     return best
+
+
+def _release_gcp(con: duckdb.DuckDBPyConnection, lattice: Lattice, rel: str) -> float:
+    """The release's GCP by the oracle's definition, asserted equal to ``kanon.metrics``'s."""
+    gcp = lattice.gcp(con.execute(f"SELECT q0, q1, q2 FROM {rel}").fetchall())
+    assert kanon.metrics("t", rel, con=con).gcp == pytest.approx(gcp, abs=1e-12)
+    return gcp
 
 
 def _assert_release(
@@ -205,7 +168,7 @@ def test_optimal_release_is_k_anonymous_and_the_exact_optimum(
     k = 1 + k_seed % min(n, 6)
     limit = int(suppression * n)
     before = con.execute("SELECT * FROM t ORDER BY rid").fetchall()
-    best = _brute_force(con, "t", hierarchies, k, limit)
+    best = _brute_force(Lattice.load(con, "t", hierarchies), k, limit)
     sql = (
         f"SELECT * FROM kanon('t', k := {k}, method := 'optimal', max_suppression := {suppression})"
     )
@@ -217,7 +180,7 @@ def test_optimal_release_is_k_anonymous_and_the_exact_optimum(
     assert con.execute("SELECT count(*) FROM rel").fetchall() == [(n,)]
     _assert_release(con, "t", "rel", k, hierarchies)
     assert con.execute("SELECT * FROM t ORDER BY rid").fetchall() == before
-    gcp = kanon.metrics("t", "rel", con=con).gcp
+    gcp = _release_gcp(con, Lattice.load(con, "t", hierarchies), "rel")
     assert gcp == pytest.approx(best, abs=1e-12), (gcp, best)
     # Dropping the suppressed rows: at most the limit, and what is left is k-anonymous.
     con.execute(f"CREATE OR REPLACE TABLE dropped AS {sql[:-1]}, drop_suppressed := true)")

@@ -1,15 +1,14 @@
 """``kanon(..., method := 'optimal')`` under l-diversity, t-closeness, δ-presence and (α,k).
 
 Releases are checked independently of the kernel: the classes of every level vector
-are formed with plain SQL joins against the hierarchy tables, each class is judged by a
-Python implementation of the model's definition (and the release itself by a plain
-``GROUP BY`` and by pycanon), and the optimum is compared with brute force over the
-whole lattice, with and without suppression.
+are formed in plain Python from the hierarchy tables (``tests.lattice_oracle``), each
+class is judged by a Python implementation of the model's definition (and the release
+itself by a plain ``GROUP BY`` and by pycanon), and the optimum is compared with brute
+force over the whole lattice, with and without suppression.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections import Counter
 from typing import TYPE_CHECKING, Any
@@ -22,32 +21,21 @@ from pycanon import anonymity
 
 import kanon
 from kanon.exceptions import InvalidInputError
+from tests.lattice_oracle import Lattice
 from tests.test_anonymize import _load
-from tests.test_optimal import SETTINGS, _assert_release, _configure, _has_values, _wide_tables
+from tests.test_optimal import (
+    SETTINGS,
+    _assert_release,
+    _configure,
+    _has_values,
+    _release_gcp,
+    _wide_tables,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
 Model = dict[str, Any]
-
-
-def _generalized(
-    con: duckdb.DuckDBPyConnection, table: str, hierarchies: dict[str, str], levels: Sequence[int]
-) -> list[tuple[Any, ...]]:
-    """Rows of ``table`` as (rid, v, label per QI) at ``levels``, by plain joins."""
-    cols, joins = [], []
-    for j, (column, h) in enumerate(hierarchies.items()):
-        labels = [r[0] for r in con.execute(f'DESCRIBE "{h}"').fetchall()]
-        top = len(labels) - 1
-        label = "'*'" if levels[j] == top else f'CAST(h{j}."{labels[levels[j]]}" AS VARCHAR)'
-        cols.append(label)
-        joins.append(
-            f'LEFT JOIN "{h}" h{j} ON CAST(h{j}."{labels[0]}" AS VARCHAR) = '
-            f'CAST(t."{column}" AS VARCHAR)'
-        )
-    return con.execute(
-        f'SELECT t.rid, t.v, {", ".join(cols)} FROM "{table}" t {" ".join(joins)}'
-    ).fetchall()
 
 
 def _emd(hist: Counter[Any], order: list[Any], q: dict[Any, float], distance: str) -> float:
@@ -97,25 +85,23 @@ def _brute_force(
     limit: int,
     model: Model,
 ) -> tuple[float, tuple[int, ...]] | None:
-    """The smallest GCP (by ``kanon.metrics``) of any level vector whose failing classes
-    (below k or violating the model) hold at most ``limit`` rows and, kept as one class
-    of '*', satisfy k and the model themselves; with its levels."""
+    """The smallest GCP of any level vector whose failing classes (below k or violating
+    the model) hold at most ``limit`` rows and, kept as one class of '*', satisfy k and
+    the model themselves; with its levels."""
     values = [r[0] for r in con.execute("SELECT v FROM t").fetchall()]
     order = sorted({v for v in values if v is not None}) + ([None] if None in values else [])
     q = {v: c / len(values) for v, c in Counter(values).items()}
-    population = (
-        con.execute("SELECT count(*) FROM pop").fetchall()[0][0] if "population" in model else 0
-    )
-    heights = [len(con.execute(f'DESCRIBE "{h}"').fetchall()) - 1 for h in hierarchies.values()]
+    lattice = Lattice.load(con, "t", hierarchies, extra=("rid", "v"))
+    population = Lattice.load(con, "pop", hierarchies) if "population" in model else None
     best: tuple[float, tuple[int, ...]] | None = None
-    for levels in itertools.product(*(range(h + 1) for h in heights)):
-        rows = _generalized(con, "t", hierarchies, levels)
+    for levels in lattice.vectors():
+        rows = lattice.generalized(levels)
         classes: dict[tuple[Any, ...], Counter[Any]] = {}
         for _, v, *labels in rows:
             classes.setdefault(tuple(labels), Counter())[v] += 1
         pops: Counter[tuple[Any, ...]] = Counter()
-        if "population" in model:
-            pops = Counter(tuple(r[2:]) for r in _generalized(con, "pop", hierarchies, levels))
+        if population is not None:
+            pops = Counter(tuple(r[1:]) for r in population.generalized(levels))
         fails = {
             key
             for key, hist in classes.items()
@@ -126,16 +112,19 @@ def _brute_force(
         for key in fails:
             star += classes[key]
         s = sum(star.values())
-        if s > limit or (s and (s < k or not _class_ok(model, star, s, population, order, q))):
+        if s > limit or (
+            s
+            and (
+                s < k
+                or not _class_ok(
+                    model, star, s, len(population.rows) if population else 0, order, q
+                )
+            )
+        ):
             continue
-        con.execute(
-            "CREATE OR REPLACE TEMP TABLE cand (rid BIGINT, q0 VARCHAR, q1 VARCHAR, q2 VARCHAR)"
+        gcp = lattice.gcp(
+            ("*",) * 3 if tuple(labels) in fails else tuple(labels) for _, _, *labels in rows
         )
-        con.executemany(
-            "INSERT INTO cand VALUES (?, ?, ?, ?)",
-            [(rid, *(["*"] * 3 if tuple(labels) in fails else labels)) for rid, _, *labels in rows],
-        )
-        gcp = kanon.metrics("t", "cand", con=con).gcp
         if best is None or gcp < best[0] - 1e-12:
             best = (gcp, levels)
     return best
@@ -166,7 +155,7 @@ def _assert_models_hold(
     ).fetchall()
     pops: Counter[tuple[Any, ...]] = Counter()
     if "population" in model:
-        pops = Counter(tuple(r[2:]) for r in _generalized(con, "pop", hierarchies, levels))
+        pops = Counter(r[1:] for r in Lattice.load(con, "pop", hierarchies).generalized(levels))
         pops[("*", "*", "*")] = con.execute("SELECT count(*) FROM pop").fetchall()[0][0]
     for q0, q1, q2, vs, size in classes:
         assert size >= k
@@ -236,7 +225,7 @@ def test_release_satisfies_the_models_and_is_the_brute_force_optimum(
     con.execute(f"CREATE OR REPLACE TABLE rel AS {sql}")
     assert con.execute("SELECT count(*) FROM rel").fetchall() == [(n,)]
     _assert_release(con, "t", "rel", k, hierarchies)
-    gcp = kanon.metrics("t", "rel", con=con).gcp
+    gcp = _release_gcp(con, Lattice.load(con, "t", hierarchies), "rel")
     assert gcp == pytest.approx(best[0], abs=1e-12), (gcp, best)
     found = kanon.search("t", k, con=con, max_suppression=suppression, **args)
     assert found.cost == pytest.approx(best[0], abs=1e-12)
