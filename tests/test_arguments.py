@@ -28,6 +28,8 @@ CALLS = {
     "kanon_classes": "SELECT * FROM kanon_classes('{t}', qi := ['age'])",
     "kanon_search": "SELECT * FROM kanon_search('{t}', 4, qi := ['age'])",
     "kanon_metrics": "SELECT * FROM kanon_metrics('{t}', 'plain', qi := ['age'])",
+    "kanon_verify": "SELECT * FROM kanon_verify('{t}', 'plain', qi := ['age'], "
+    "policy := {{'k': 2}})",
     "kanon_hkp": "SELECT * FROM kanon_hkp('{t}', h := 0.5, k := 2, p := 2, private := ['5'])",
 }
 
@@ -168,6 +170,7 @@ WRONG = {
     "priorities": ["['a']", "MAP {'age': 'x'}", "MAP {'age': 1.5}", "MAP {'age': 0}", "42"],
     "items": ["'5'", "42", "[TRUE]"],
     "name_or_names": ["42", "[1, 2]", "TRUE"],
+    "policy": ["42", "[1, 2]", "TRUE", "''"],
 }
 # Valid arguments per macro: positional first, the table's name substituted.
 BASE_ARGS = {
@@ -176,6 +179,12 @@ BASE_ARGS = {
     "kanon_classes": {"tbl": "'t'", "qi": "['age']"},
     "kanon_search": {"tbl": "'t'", "k": "4", "qi": "['age']"},
     "kanon_metrics": {"original": "'t'", "released": "'plain'", "qi": "['age']"},
+    "kanon_verify": {
+        "source": "'t'",
+        "release": "'plain'",
+        "qi": "['age']",
+        "policy": "{'k': 2}",
+    },
     "kanon_hkp": {"tbl": "'t'", "h": "0.5", "k": "2", "p": "2", "private": "['5']"},
     "kanon_hkp_report": {"tbl": "'t'", "h": "0.5", "k": "2", "p": "2", "private": "['5']"},
 }
@@ -196,9 +205,12 @@ def test_every_macro_parameter_has_a_declared_kind(con: duckdb.DuckDBPyConnectio
         assert params == list(MACRO_ARGUMENTS[name]), name  # in declared order
 
 
+POSITIONAL = ("tbl", "original", "released", "source", "release")
+
+
 def _call(macro: str, args: dict[str, str]) -> str:
-    positional = [v for k, v in args.items() if k in ("tbl", "original", "released")]
-    named = [f"{k} := {v}" for k, v in args.items() if k not in ("tbl", "original", "released")]
+    positional = [v for k, v in args.items() if k in POSITIONAL]
+    named = [f"{k} := {v}" for k, v in args.items() if k not in POSITIONAL]
     return f"SELECT * FROM {macro}({', '.join(positional + named)})"
 
 

@@ -9,6 +9,7 @@ clear refusal (a KanonError naming the word); never another release or a DuckDB 
 
 from __future__ import annotations
 
+import json
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,7 @@ from kanon.exceptions import ConfigError, KanonError
 from kanon.plan.check import CheckOptions, plan_check
 from kanon.plan.hkp import HkpOptions, plan_hkp
 from kanon.plan.metrics import plan_metrics
+from kanon.plan.verify import plan_verify
 from kanon.sql.quote import ident, literal, string_list
 
 if TYPE_CHECKING:
@@ -97,6 +99,11 @@ def _setup(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+#: A policy with every rule, so that the verdict's SQL shows all its words.
+VERIFY_POLICY = {"k": 4, "l": 2, "t": 0.5, "identifying_columns": 0.2, "suppressed": 0.1}
+VERIFY_POLICY |= {"loss": 0.9, "rows": 0.0}
+
+
 def _vocabulary() -> list[str]:
     con = kanon.install(duckdb.connect())
     _setup(con)
@@ -119,6 +126,7 @@ def _vocabulary() -> list[str]:
     kanon.materialize(con, "src", 4, "rel", keep_undeclared=True)
     kanon.materialize(con, "src", 4, "rel_o", method="optimal", keep_undeclared=True)
     words |= _identifiers(plan_metrics(con, "src", "rel"))
+    words |= _identifiers(plan_verify(con, "src", "rel", VERIFY_POLICY, QI, ("dx",)).sql)
     after = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
     for helper in after - before:
         words.add(helper)
@@ -405,6 +413,65 @@ def test_hkp_under_internal_names(db: duckdb.DuckDBPyConnection, word: str, plac
         _same_or_refused(lambda: run(table, items, rid), expected, word)
     finally:
         db.execute(f"DROP TABLE IF EXISTS {ident(table)}")
+
+
+@settings(max_examples=40, **SETTINGS)
+@given(
+    word=st.sampled_from(VOCABULARY),
+    place=st.sampled_from(("source", "release", "qi", "sensitive", "pass")),
+)
+def test_verify_under_internal_names(db: duckdb.DuckDBPyConnection, word: str, place: str) -> None:
+    """The verdict on a release is the same under any internal word, or a refusal."""
+
+    def run(source: str, release: str, rename: dict[str, str]) -> list[Any]:
+        back = {v: k for k, v in rename.items()}
+        qi = string_list([rename.get(q, q) for q in QI])
+        sensitive = literal(rename.get("dx", "dx"))
+        rows = db.sql(
+            f"SELECT * FROM kanon_verify({literal(source)}, {literal(release)}, qi := {qi}, "
+            f"sensitive := {sensitive}, policy := {literal(json.dumps(VERIFY_POLICY))}::JSON)"
+        ).fetchall()
+        # Details name columns: compared where no column was renamed.
+        return [
+            (*row[:6], [back.get(c, c) for c in row[6]], row[7] if not rename else None)
+            for row in rows
+        ]
+
+    def release_of(source: str, rename: dict[str, str]) -> str:
+        c = {n: ident(rename.get(n, n)) for n in ("rid", "age", "zz", "d", "dx")}
+        return (
+            f"SELECT {c['rid']}, CAST({c['age']} // 2 AS VARCHAR) AS {c['age']}, {c['zz']}, "
+            f"CASE WHEN {c['rid']} < 5 THEN '*' ELSE CAST({c['d']} AS VARCHAR) END AS {c['d']}, "
+            f"{c['dx']} FROM {ident(source)}"
+        )
+
+    db.execute(f"CREATE OR REPLACE TABLE plain_src AS {BASE}")
+    db.execute(f"CREATE OR REPLACE TABLE plain_rel AS {release_of('plain_src', {})}")
+    expected = run("plain_src", "plain_rel", {})
+    source, release, rename, select = "hostile", "hostile_rel", {}, BASE
+    if place == "source":
+        source = word
+    elif place == "release":
+        release = word
+    else:
+        column = {"qi": "zz", "sensitive": "dx", "pass": "rid"}[place]
+        rename = {column: word}
+        select = BASE.replace(f"AS {column},", f"AS {ident(word)},").replace(
+            f"AS {column} FROM", f"AS {ident(word)} FROM"
+        )
+    if source == release:
+        return
+    for name in (source, release):
+        db.execute(f"DROP TABLE IF EXISTS {ident(name)}")
+    try:
+        db.execute(f"CREATE TABLE {ident(source)} AS {select}")
+        db.execute(f"CREATE TABLE {ident(release)} AS {release_of(source, rename)}")
+        if rename:
+            expected = [(*row[:7], None) for row in expected]
+        _same_or_refused(lambda: run(source, release, rename), expected, word)
+    finally:
+        for name in (source, release):
+            db.execute(f"DROP TABLE IF EXISTS {ident(name)}")
 
 
 def _comparable(value: Any, back: dict[str, str]) -> Any:

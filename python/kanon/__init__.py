@@ -17,6 +17,7 @@ from kanon.api.configure import configure
 from kanon.api.hkp import HkpResult, hkp
 from kanon.api.release import anonymize, explain, metrics, search
 from kanon.api.report import report
+from kanon.api.verify import Verdict, policy, verify
 from kanon.engine.install import install
 from kanon.plan.metrics import Metrics
 from kanon.plan.release.search import Transformation
@@ -29,6 +30,7 @@ __all__ = [
     "Metrics",
     "Refreshed",
     "Transformation",
+    "Verdict",
     "__version__",
     "anonymize",
     "check",
@@ -41,8 +43,10 @@ __all__ = [
     "install",
     "materialize",
     "metrics",
+    "policy",
     "refresh",
     "report",
     "search",
     "to_sql",
+    "verify",
 ]

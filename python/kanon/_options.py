@@ -34,6 +34,7 @@ __all__ = [
     "Opt",
     "Param",
     "SearchKeywords",
+    "VerifyKeywords",
     "add_flags",
     "column_names",
     "defaults",
@@ -56,6 +57,7 @@ _ACCEPTS = {
     "priorities": "a map of column name to priority, e.g. MAP {'age': 1, 'zip': 3}",
     "name_or_names": "a column name or a list of them",
     "items": "a list of items, e.g. [3, 4] or ['milk']",
+    "policy": "a stored policy's name or its rules, e.g. {'k': 5, 'l': 2}",
 }
 
 
@@ -325,6 +327,24 @@ class MetricsKeywords(TypedDict, total=False):
     k: Annotated[int | None, Opt("BIGINT", doc="the k of the release (default: its least)")]
 
 
+class VerifyKeywords(TypedDict, total=False):
+    """The keywords of SQL ``kanon_verify``."""
+
+    policy: Annotated[
+        str | dict[str, Any] | None,
+        Opt(
+            "VARCHAR",
+            doc="the policy: a name in kanon_policies, or its rules as a struct",
+            kind="policy",
+            cli=False,
+        ),
+    ]
+    sensitive: Annotated[
+        str | list[str] | None,
+        Opt("VARCHAR", doc="the sensitive column(s) of l and t (default: the configured ones)"),
+    ]
+
+
 class HkpKeywords(TypedDict, total=False):
     """The keywords of SQL ``kanon_hkp`` and ``kanon_hkp_report``."""
 
@@ -426,6 +446,12 @@ MACROS: dict[str, Macro] = {
             MetricsKeywords,
         ),
         Macro(
+            "kanon_verify",
+            "kanon_plan_verify",
+            (Param("source", "name"), Param("release", "name"), _QI),
+            VerifyKeywords,
+        ),
+        Macro(
             "kanon_search",
             "kanon_plan_search",
             (_TBL, _K, _QI),
@@ -490,6 +516,8 @@ def _fits(kind: str, value: Any) -> bool:
         return isinstance(value, list | tuple) and all(
             isinstance(v, str | int | float) and not isinstance(v, bool) for v in value
         )
+    if kind == "policy":  # the rules are checked by kanon.plan.policy, naming the rule
+        return (isinstance(value, str) and value != "") or isinstance(value, dict)
     if kind == "priorities":
         # The values are checked by the planner's options, naming the column.
         return isinstance(value, dict) and all(isinstance(c, str) for c in value)

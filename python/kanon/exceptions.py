@@ -14,6 +14,7 @@ __all__ = [
     "InfeasibleError",
     "InvalidInputError",
     "KanonError",
+    "PolicyError",
 ]
 
 
@@ -48,3 +49,15 @@ class HierarchyError(KanonError, ValueError):
 
 class InfeasibleError(KanonError):
     """The requested privacy guarantee cannot be met on this data (e.g. k > rows)."""
+
+
+class PolicyError(KanonError):
+    """A release fails the policy it must meet; nothing was published or changed.
+
+    The message lists every failed rule with its threshold and counts; ``verdict`` holds
+    the whole verdict (a ``kanon.Verdict``).
+    """
+
+    def __init__(self, message: str, verdict: object) -> None:
+        super().__init__(message)
+        self.verdict = verdict

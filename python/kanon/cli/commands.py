@@ -1,4 +1,4 @@
-"""The ``kanon`` command line: demo, check, anonymize, metrics, report, hierarchy."""
+"""The ``kanon`` command line: demo, check, anonymize, metrics, verify, report, hierarchy."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import duckdb
 from kanon._options import add_flags, flag_values, keywords
 from kanon.api.check import check, classes
 from kanon.cli.files import InputFile, formula_safe, parse_types, read_input
-from kanon.exceptions import KanonError
+from kanon.exceptions import InvalidInputError, KanonError
 from kanon.sql.quote import ident, literal
 
 if TYPE_CHECKING:
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from kanon.cli.files import FormulaSafe
     from kanon.hierarchy import Hierarchy
+    from kanon.plan.policy import Policy
 
 __all__ = ["main"]
 
@@ -142,6 +143,51 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
     finally:
         con.close()
     return 0
+
+
+def _policy_arg(text: str, db: str | None) -> Policy:
+    """``--policy``: a JSON file of rules, else a policy stored in ``--db``'s kanon_policies."""
+    from kanon.plan.policy import Policy, stored_policy
+
+    if text.lower().endswith(".json") or Path(text).is_file():
+        try:
+            rules = json.loads(Path(text).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            msg = f"--policy {text!r}: cannot read it as a JSON policy file ({exc})"
+            raise InvalidInputError(msg) from None
+        return Policy.of(rules, Path(text).stem)
+    if db is None:
+        msg = (
+            f"--policy {text!r} is not a JSON file; a stored policy's name needs --db, the "
+            "DuckDB file whose kanon_policies holds it"
+        )
+        raise InvalidInputError(msg)
+    if not Path(db).is_file():
+        msg = f"--db {db!r}: no such DuckDB file"
+        raise InvalidInputError(msg)
+    with duckdb.connect(db, read_only=True) as stored:
+        return stored_policy(stored, text)
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from kanon.api.verify import verify
+    from kanon.engine.install import install
+
+    policy = _policy_arg(args.policy, args.db)
+    con = install(duckdb.connect())
+    try:
+        qi = _load_pair(con, args)
+        verdict = verify(
+            "input", "released", policy, qi=qi, con=con, sensitive=_columns(args.sensitive)
+        )
+        if args.json:
+            print(json.dumps(verdict.to_dict(), indent=2))
+        else:
+            print(f"verdict on {args.release} as a release of {args.file}")
+            print(verdict)
+    finally:
+        con.close()
+    return 0 if verdict.passed else 1
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
@@ -478,7 +524,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="kanon",
         description=__doc__,
         epilog="CSV values keep their text (see --all-text and --type of check and anonymize). "
-        "Exit status: 0 done, 2 error, 130 interrupted, 141 standard output closed early.",
+        "Exit status: 0 done, 1 a verdict of FAIL (verify), 2 error, 130 interrupted, 141 "
+        "standard output closed early.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="generate a census-like table, anonymize it to k and report")
@@ -508,6 +555,25 @@ def _parser() -> argparse.ArgumentParser:
     _pair_arguments(met)
     met.add_argument("--json", action="store_true", help="print the metrics as JSON")
     met.set_defaults(func=_cmd_metrics)
+    ver = sub.add_parser(
+        "verify",
+        help="judge a release against a policy: exit 0 on PASS, 1 on FAIL, 2 on an error",
+    )
+    ver.add_argument("file", help="the original")
+    ver.add_argument("release", help="the release of it, as published")
+    ver.add_argument(
+        "--policy",
+        required=True,
+        metavar="NAME|FILE.json",
+        help='a JSON file of rules ({"k": 5, "l": 2, ...}) or a policy stored in --db',
+    )
+    ver.add_argument("--db", help="the DuckDB file whose kanon_policies holds --policy NAME")
+    ver.add_argument("--qi", required=True, help="comma-separated quasi-identifiers")
+    ver.add_argument("--sensitive", help="comma-separated sensitive columns (rules l and t)")
+    _hierarchy_flag(ver, "the ARX hierarchy file of a QI (rule loss); repeatable")
+    _reading_options(ver)
+    ver.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    ver.set_defaults(func=_cmd_verify)
     rep = sub.add_parser(
         "report", help="write an HTML report of a release beside its original (offline)"
     )

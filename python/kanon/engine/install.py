@@ -12,7 +12,7 @@ import duckdb
 from duckdb import func
 
 from kanon import _core
-from kanon._options import MACROS, SCOPE_FIELD, macro_sql, parse
+from kanon._options import MACROS, SCOPE_FIELD, column_names, macro_sql, parse
 from kanon.engine.kernels import KERNELS, udf
 from kanon.exceptions import ConfigError, InvalidInputError
 from kanon.plan.catalog import Scope, UnknownTableError, caller_scope
@@ -23,6 +23,7 @@ from kanon.plan.hkp import plan_hkp as plan_hkp_on
 from kanon.plan.metrics import plan_metrics
 from kanon.plan.release.resolve import AnonymizeOptions, plan_anonymize
 from kanon.plan.release.search import search_sql
+from kanon.plan.verify import plan_verify
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -33,8 +34,10 @@ __all__ = ["install", "install_kernels", "sql_bundle"]
 _CONFIG_COLUMNS = frozenset(
     {"table_name", "column_name", "role", "hierarchy", "weight", "priority"}
 )
-#: The shipped SQL file that creates the persistent config table (skipped read-only).
-_CONFIG_SQL = "010_kanon_config.sql"
+#: The columns of the policy table ``kanon_policies``.
+_POLICY_COLUMNS = frozenset({"policy", "rule", "threshold", "column_name", "reason"})
+#: The shipped SQL files that create persistent tables (skipped read-only).
+_PERSISTENT_SQL = frozenset({"010_kanon_config.sql", "020_kanon_policies.sql"})
 
 
 def sql_bundle() -> list[tuple[str, str]]:
@@ -314,6 +317,17 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         plan = plan_anonymize(cursor, a["tbl"], options, check_values=False, check_undeclared=False)
         return search_sql(plan, options)
 
+    def plan_verify_udf(text: str) -> str:
+        a = parse("kanon_verify", text)
+        return plan_verify(
+            cursors(),
+            a["source"],
+            a["release"],
+            a["policy"],
+            tuple(a["qi"] or ()),
+            column_names("sensitive", a["sensitive"]),
+        ).sql
+
     def plan_metrics_udf(text: str) -> str:
         a = parse("kanon_metrics", text)
         return plan_metrics(cursors(), a["original"], a["released"], tuple(a["qi"] or ()), a["k"])
@@ -351,6 +365,7 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         "kanon_plan_anonymize": plan_anonymize_udf,
         "kanon_plan_search": plan_search_udf,
         "kanon_plan_metrics": plan_metrics_udf,
+        "kanon_plan_verify": plan_verify_udf,
         "kanon_plan_hkp": lambda text: plan_hkp("kanon_hkp", text).release_sql,
         "kanon_plan_hkp_report": lambda text: plan_hkp("kanon_hkp_report", text).report_sql,
     }
@@ -358,30 +373,34 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         _replace_function(con, name, _planner(planner), ["VARCHAR"], "VARCHAR")
     read_only = _read_only(con)
     for name, text in sql_bundle():
-        if read_only and name == _CONFIG_SQL:
+        if read_only and name in _PERSISTENT_SQL:
             continue  # persistent tables: nothing may be written
         con.execute(text)
     for macro in MACROS.values():
         con.execute(macro_sql(macro))
-    _check_config_table(con)
+    _check_own_table(con, "kanon_columns", _CONFIG_COLUMNS, "configuration table")
+    _check_own_table(con, "kanon_policies", _POLICY_COLUMNS, "policy table")
     return con
 
 
-def _check_config_table(con: duckdb.DuckDBPyConnection) -> None:
-    """Refuse a ``kanon_columns`` of the user's that is not kanon's configuration table.
+def _check_own_table(
+    con: duckdb.DuckDBPyConnection, table: str, columns: frozenset[str], what: str
+) -> None:
+    """Refuse a ``table`` of the user's that is not kanon's table of that name.
 
     ``CREATE TABLE IF NOT EXISTS`` keeps an existing table of that name; kanon would
-    otherwise read and write the user's rows as its configuration.
+    otherwise read and write the user's rows as its own.
     """
     rows = con.execute(
-        "SELECT column_name FROM information_schema.columns WHERE table_name = 'kanon_columns' "
-        "AND table_catalog = current_database() AND table_schema = current_schema()"
+        "SELECT column_name FROM information_schema.columns WHERE table_name = ? "
+        "AND table_catalog = current_database() AND table_schema = current_schema()",
+        [table],
     ).fetchall()
     found = {str(r[0]) for r in rows}
-    if found and not found >= _CONFIG_COLUMNS:
+    if found and not found >= columns:
         msg = (
-            f"a table kanon_columns exists with columns {sorted(found)}, which is not kanon's "
-            f"configuration table (columns {sorted(_CONFIG_COLUMNS)}); kanon does not "
-            "replace it: rename it, then run kanon.install again"
+            f"a table {table} exists with columns {sorted(found)}, which is not kanon's "
+            f"{what} (columns {sorted(columns)}); kanon does not replace it: rename it, "
+            "then run kanon.install again"
         )
         raise ConfigError(msg)

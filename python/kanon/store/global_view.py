@@ -20,7 +20,6 @@ k-anonymous at all times. Materialize again to re-optimize the levels.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +35,7 @@ from kanon.plan.release.resolve import AnonymizeOptions, AnonymizePlan, plan_ano
 from kanon.plan.undeclared import check_release
 from kanon.sql.cte import internal, with_query
 from kanon.sql.quote import ident, literal
-from kanon.store.owned import claim, drop_stale, helper, is_temporary
+from kanon.store.owned import claim, drop_stale, helper, is_temporary, write_meta
 
 if TYPE_CHECKING:
     import duckdb
@@ -44,6 +43,7 @@ if TYPE_CHECKING:
     from kanon.plan.catalog import Table
     from kanon.plan.coding import Coded
     from kanon.plan.hierarchies import QuasiIdentifier
+    from kanon.store.gate import PolicyGate
 
 __all__ = ["GlobalRelease", "materialize_global", "search_global"]
 
@@ -201,7 +201,11 @@ def search_global(
 
 
 def materialize_global(
-    con: duckdb.DuckDBPyConnection, table: str, name: str, options: AnonymizeOptions
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    name: str,
+    options: AnonymizeOptions,
+    gate: PolicyGate | None = None,
 ) -> dict[str, Any]:
     """Run the optimal search on ``table`` and store it as the portable view ``name``.
 
@@ -244,10 +248,7 @@ def materialize_global(
                 con.execute(f"DROP TABLE IF EXISTS {lookup}")
                 continue
             con.execute(f"CREATE OR REPLACE {kind} {lookup} AS {sql}")
-        con.execute(
-            f"CREATE OR REPLACE {kind} {ident(helper(name, 'meta'))} AS SELECT ? AS meta",
-            [json.dumps(meta)],
-        )
+        write_meta(con, name, meta, kind)
         # The release as made must pass; the view then counts its undeclared columns in
         # the classes, so that later rows cannot make them carry the QIs.
         names = [q.column.name for q in qis]
@@ -256,6 +257,9 @@ def materialize_global(
         view = found.view_sql(name, source, plan.identifiers, plan.undeclared)
         view_kind = "TEMP VIEW" if temporary else "VIEW"
         con.execute(f"CREATE OR REPLACE {view_kind} {ident(name)} AS {view}")
+        if gate is not None:
+            meta |= gate.check(con, source.name, name)
+            write_meta(con, name, meta, kind)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

@@ -24,7 +24,6 @@ view is therefore k-anonymous at all times.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Unpack
 
@@ -46,8 +45,17 @@ from kanon.plan.roles import resolve_roles
 from kanon.plan.undeclared import check_release
 from kanon.sql.cte import internal
 from kanon.sql.quote import ident, literal
+from kanon.store.gate import PolicyGate
 from kanon.store.global_view import materialize_global
-from kanon.store.owned import claim, drop_stale, helper, is_temporary, read_meta, temp_name
+from kanon.store.owned import (
+    claim,
+    drop_stale,
+    helper,
+    is_temporary,
+    read_meta,
+    temp_name,
+    write_meta,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -177,6 +185,8 @@ def materialize(
     qi: list[str] | None = None,
     *,
     report: str | Path | None = None,
+    policy: str | dict[str, Any] | None = None,
+    force: str | None = None,
     **options: Unpack[AnonymizeKeywords],
 ) -> str:
     """Store a k-anonymous release of ``table`` and expose it as the plain SQL view ``name``.
@@ -203,6 +213,12 @@ def materialize(
         name: the view to create (replaced if it is a view).
         qi: quasi-identifier columns (default: those configured for the table).
         report: an HTML file to write :func:`kanon.report` of the release to.
+        policy: a policy the release must meet (a stored policy's name or its rules, as
+            :func:`kanon.verify`): it is verified before anything is committed, and on
+            FAIL nothing is created. The verdict is kept in the meta table, and
+            :func:`refresh` verifies again.
+        force: the reason to publish a release that fails ``policy`` anyway (recorded
+            with the verdict).
         **options: as :func:`kanon.explain`; with ``method="forest"`` the forest's
             ``labels``, ``block_size`` and ``effort`` are not taken (:func:`refresh`
             places rows as the default forest does).
@@ -214,8 +230,11 @@ def materialize(
         ConfigError, HierarchyError, InvalidInputError: as :func:`kanon.anonymize`, or a
             table (not a view) of that name exists, or a temporary release of that name
             exists and ``table`` is not temporary.
+        PolicyError: the release fails ``policy`` (and ``force`` is not given): the
+            message lists the failed rules with their counts; nothing was created.
     """
-    _store(con, table, k, name, qi, dict(options))
+    gate = PolicyGate.of(con, policy, qi, options.get("sensitive"), force)
+    _store(con, table, k, name, qi, dict(options), gate)
     if report is not None:
         from kanon.api.report import report as write_report
 
@@ -240,12 +259,13 @@ def _store(
     name: str,
     qi: list[str] | None,
     options: dict[str, Any],
+    gate: PolicyGate | None,
 ) -> None:
     """Store the release of :func:`materialize` (without its report)."""
     plan_options = AnonymizeOptions.of(k, qi, keywords("kanon.materialize", "kanon", options))
     method = plan_options.method
     if method == "optimal":
-        materialize_global(con, table, name, plan_options)
+        materialize_global(con, table, name, plan_options, gate)
         return
     if method not in LOCAL_METHODS:
         allowed = ", ".join(repr(m) for m in (*LOCAL_METHODS, "optimal"))
@@ -323,13 +343,12 @@ def _store(
                 f"CREATE OR REPLACE {kind} {ident(snapshots[j])} AS "
                 f"SELECT k, [{levels}] AS labels FROM ({hierarchy_select(q)})"
             )
-        con.execute(
-            f"CREATE OR REPLACE {kind} {ident(names['meta'])} AS SELECT ? AS meta",
-            [json.dumps(meta)],
-        )
+        write_meta(con, name, meta, kind)
         _create_view(con, name, source, meta)
         qi_names = [q.column.name for q in plan.qis]
         check_release(con, ident(name), source.name, qi_names, plan.undeclared, k)
+        if gate is not None:
+            write_meta(con, name, meta | gate.check(con, source.name, name), kind)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
@@ -465,7 +484,7 @@ def _undeclared(con: duckdb.DuckDBPyConnection, source: Table, meta: dict[str, A
     return list(resolve_roles(source, config, qi=meta["qi"]).undeclared)
 
 
-def refresh(con: duckdb.DuckDBPyConnection, name: str) -> Refreshed:
+def refresh(con: duckdb.DuckDBPyConnection, name: str, *, force: str | None = None) -> Refreshed:
     """Place the rows added to the source of release ``name`` since it was last refreshed.
 
     Existing rows keep their groups. A new row joins an existing group (whose labels
@@ -474,14 +493,20 @@ def refresh(con: duckdb.DuckDBPyConnection, name: str) -> Refreshed:
     Rows deleted from the source are dropped from the assignment; the rows of a group
     left with fewer than k rows are placed again.
 
+    A release made with a policy is verified again before the refresh is committed: one
+    that would fail it changes nothing (a :class:`~kanon.exceptions.PolicyError` says
+    which rules fail), unless ``force`` gives the reason to publish it anyway.
+
     Args:
         con: the connection to the release's database.
         name: the view made by :func:`materialize`.
+        force: the reason to commit a refresh that fails the release's policy.
 
     Returns:
         A :class:`Refreshed` report.
 
     Raises:
+        PolicyError: the refreshed release would fail its policy (nothing changed).
         ConfigError: ``name`` is not a release, the source's columns changed, or the
             source of a stored release is now temporary (a TEMP table or view).
         HierarchyError: a new value is missing from a snapshot hierarchy.
@@ -515,6 +540,10 @@ def refresh(con: duckdb.DuckDBPyConnection, name: str) -> Refreshed:
             con, name, meta, source, (rows_t, groups_t, labels_t), columns, qi, heights, k
         )
         check_release(con, ident(name), source.name, meta["qi"], _undeclared(con, source, meta), k)
+        gate = PolicyGate.stored(meta, force)
+        if gate is not None:
+            kind = "TEMP TABLE" if meta.get("temporary") else "TABLE"
+            write_meta(con, name, meta | gate.check(con, source.name, name), kind)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

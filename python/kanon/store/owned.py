@@ -26,7 +26,7 @@ from kanon.sql.quote import ident
 if TYPE_CHECKING:
     from kanon.plan.catalog import Table
 
-__all__ = ["claim", "drop_stale", "helper", "is_temporary", "read_meta", "temp_name"]
+__all__ = ["claim", "drop_stale", "helper", "is_temporary", "read_meta", "temp_name", "write_meta"]
 
 
 def helper(name: str, part: str) -> str:
@@ -98,6 +98,14 @@ def read_meta(con: duckdb.DuckDBPyConnection, name: str) -> dict[str, Any] | Non
     if not isinstance(meta, dict) or "source" not in meta or "qi" not in meta:
         return None
     return meta
+
+
+def write_meta(con: duckdb.DuckDBPyConnection, name: str, meta: dict[str, Any], kind: str) -> None:
+    """Write the meta table of release ``name`` (``kind``: ``TABLE`` or ``TEMP TABLE``)."""
+    con.execute(
+        f"CREATE OR REPLACE {kind} {ident(helper(name, 'meta'))} AS SELECT ? AS meta",
+        [json.dumps(meta)],
+    )
 
 
 def _owned(name: str, meta: dict[str, Any] | None) -> set[str]:

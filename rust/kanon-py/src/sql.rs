@@ -3,10 +3,16 @@
 
 use pyo3::prelude::*;
 
-const BUNDLE: &[(&str, &str)] = &[(
-    "010_kanon_config.sql",
-    include_str!("../../../sql/010_kanon_config.sql"),
-)];
+const BUNDLE: &[(&str, &str)] = &[
+    (
+        "010_kanon_config.sql",
+        include_str!("../../../sql/010_kanon_config.sql"),
+    ),
+    (
+        "020_kanon_policies.sql",
+        include_str!("../../../sql/020_kanon_policies.sql"),
+    ),
+];
 
 /// Return the embedded SQL files as ``[(file name, text), ...]`` in load order.
 #[pyfunction]

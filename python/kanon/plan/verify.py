@@ -1,0 +1,431 @@
+"""The verdict planner: ``kanon_verify(source, release, policy := ...)`` as one SQL query.
+
+Every rule of the policy is measured by plain SQL over the release as published (and the
+source's row count), whatever made the release: one row per rule with its threshold, the
+measured value, whether it passed, and the rows, classes and columns that break it. A
+class is a set of rows equal on the released QIs (NULL equal to NULL, the suppressed rows,
+every QI ``'*'``, one class). The source gives the roles: its QIs and sensitive columns
+(given, else configured).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kanon.exceptions import ConfigError
+from kanon.plan.catalog import Column, Table, configured, resolve_columns, resolve_table
+from kanon.plan.metrics import plan_metrics
+from kanon.plan.models import ground_distance
+from kanon.plan.policy import Policy, policy_of
+from kanon.sql.cte import Cte, internal, with_query
+from kanon.sql.quote import ident, literal, string_list
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import duckdb
+
+__all__ = ["COLUMNS", "VerifyPlan", "plan_verify"]
+
+#: The columns of the verdict, one row per rule.
+COLUMNS = ("rule", "threshold", "value", "passed", "rows", "classes", "columns", "detail")
+_ROOT = "'*'"
+
+
+@dataclass(frozen=True)
+class VerifyPlan:
+    """The verdict's SQL and what it was judged on."""
+
+    sql: str
+    policy: Policy
+    qi: tuple[str, ...]
+    sensitive: tuple[str, ...]
+
+
+def _roles(
+    source: Table, qi: Sequence[str], sensitive: Sequence[str], config: list[tuple[str, str]]
+) -> tuple[list[Column], list[Column]]:
+    """The source's QIs and sensitive columns: those given, else those configured."""
+    names = list(qi) or [c for c, role in config if role == "qi"]
+    if not names:
+        msg = (
+            f"no quasi-identifiers for table {source.name!r}: pass qi := [...] or configure "
+            "them with kanon.configure(...) / INSERT INTO kanon_columns"
+        )
+        raise ConfigError(msg)
+    qis = resolve_columns(source, names, "qi")
+    given = list(sensitive) or [c for c, role in config if role == "sensitive"]
+    sens = resolve_columns(source, given, "sensitive")
+    clash = {c.name for c in qis} & {c.name for c in sens}
+    if clash:
+        msg = f"column {sorted(clash)[0]!r} cannot be both a quasi-identifier and sensitive"
+        raise ConfigError(msg)
+    return qis, sens
+
+
+def _released(release: Table, column: Column, what: str) -> Column:
+    """The release's column of the source's ``column``, or an error naming it."""
+    try:
+        return release.column(column.name)
+    except ConfigError:
+        names = ", ".join(repr(c.name) for c in release.columns)
+        msg = (
+            f"the release {release.name!r} has no column {column.name!r} (a {what} of the "
+            f"source); its columns are {names}"
+        )
+        raise ConfigError(msg) from None
+
+
+def _row(rule: str, threshold: str, body: str) -> str:
+    """One verdict row: ``body`` selects value, passed, rows, classes, columns, detail."""
+    return (
+        f"SELECT {literal(rule)} AS rule, {threshold}::DOUBLE AS threshold, value::DOUBLE AS "
+        "value, passed, rows::BIGINT AS rows, classes::BIGINT AS classes, "
+        f"columns::VARCHAR[] AS columns, detail::VARCHAR AS detail FROM ({body})"
+    )
+
+
+def _named(flags: list[tuple[str, str]]) -> str:
+    """SQL of the ``VARCHAR[]`` of names whose condition holds, in order."""
+    if not flags:
+        return "[]::VARCHAR[]"
+    items = ", ".join(f"CASE WHEN {cond} THEN {literal(name)} END" for name, cond in flags)
+    return f"list_filter([{items}], lambda x: x IS NOT NULL)"
+
+
+def _emd_cte(i: int, s: str, keys: list[str], rel: Cte, ordered: bool) -> Cte:
+    """Per class, the EMD of sensitive column ``s`` to the release's distribution.
+
+    Exact integer sums over each class's present values only (no product of classes and
+    domain): equal distance ``0.5 Σ_v |c_v N - t_v n| / (n N)``; ordered distance
+    ``Σ_{i<m} |C_i N - TC_i n| / (n N (m - 1))`` over the cumulative counts, summed segment
+    by segment between a class's values, each segment's crossing found by an ASOF join.
+    """
+    k = ", ".join(keys)
+    hk = ", ".join(f"h.{c}" for c in keys)
+    big = "::HUGEINT"
+    hist = (
+        f"SELECT {k}, {s} AS v, count(*){big} AS c, sum(count(*)) OVER (PARTITION BY {k}){big} "
+        f"AS n FROM {rel.ref} GROUP BY {k}, {s}"
+    )
+    values = f"SELECT v, count(*){big} AS t FROM (SELECT {s} AS v FROM {rel.ref}) GROUP BY v"
+    codes = (
+        "SELECT v, t, row_number() OVER (ORDER BY v ASC NULLS LAST) AS i, "
+        "sum(t) OVER (ORDER BY v ASC NULLS LAST) AS tc, sum(t) OVER () AS big_n, "
+        f"count(*) OVER () AS m FROM ({values})"
+    )
+    if not ordered:
+        body = (
+            f"SELECT {hk}, (sum(abs(h.c * d.big_n - d.t * h.n)) + any_value(h.n) * "
+            "(any_value(d.big_n) - sum(d.t))) / (2.0 * any_value(h.n) * any_value(d.big_n)) "
+            f"AS emd FROM ({hist}) h JOIN ({codes}) d ON h.v IS NOT DISTINCT FROM d.v "
+            f"GROUP BY {hk}"
+        )
+        return Cte(internal(f"emd_{i}"), body, (*keys, "emd"))
+    # Prefix sums STC_i of the cumulative counts, with a row 0 (TC_0 = STC_0 = 0).
+    prefix = (
+        "SELECT i, tc, sum(tc) OVER (ORDER BY i) AS stc, big_n, m FROM "
+        f"(SELECT i, tc, big_n, m FROM ({codes}) UNION ALL "
+        f"SELECT 0, 0{big}, (SELECT sum(t) FROM ({values})), "
+        f"(SELECT count(*) FROM ({values})))"
+    )
+    # A class's segments: from each value held (C constant) up to the next one held, the
+    # last to m - 1; the first, from 1 up to the first value held, with C = 0.
+    segments = (
+        f"SELECT {hk}, h.n, d.i AS a, least(coalesce(lead(d.i) OVER w - 1, d.m - 1), d.m - 1) "
+        "AS b, sum(h.c) OVER (w ROWS UNBOUNDED PRECEDING) AS cc, d.big_n "
+        f"FROM ({hist}) h JOIN ({codes}) d ON h.v IS NOT DISTINCT FROM d.v "
+        f"WINDOW w AS (PARTITION BY {hk} ORDER BY d.i)"
+    )
+    first = (
+        f"SELECT {k}, n, 1 AS a, min(a) - 1 AS b, 0{big} AS cc, any_value(big_n) AS big_n "
+        f"FROM ({segments}) GROUP BY {k}, n"
+    )
+    spans = (
+        f"SELECT *, (cc * big_n - 1) // n AS lim FROM (SELECT * FROM ({segments}) "
+        f"UNION ALL SELECT * FROM ({first}))"
+    )
+    # x: the last index whose TC_x n < C N (TC_x <= lim; none when C = 0), clamped into
+    # [a - 1, b].
+    crossing = (
+        "SELECT s.*, greatest(s.a - 1, least(s.b, coalesce(x.i, 0))) AS x FROM "
+        f"({spans}) s ASOF LEFT JOIN ({prefix}) x ON s.lim >= x.tc"
+    )
+    stc = f"(SELECT i, stc FROM ({prefix}))"
+    total = (
+        "sum(CASE WHEN s.b < s.a THEN 0 ELSE s.cc * s.big_n * (s.x - s.a + 1) - s.n * "
+        "(px.stc - pa.stc) + s.n * (pb.stc - px.stc) - s.cc * s.big_n * (s.b - s.x) END)"
+    )
+    scale = "(any_value(s.n) * any_value(s.big_n) * (any_value(m.m) - 1))"
+    body = (
+        f"SELECT {', '.join(f's.{c}' for c in keys)}, CASE WHEN any_value(m.m) <= 1 THEN 0.0 "
+        f"ELSE {total} / {scale} END AS emd FROM ({crossing}) s "
+        f"JOIN {stc} pa ON pa.i = s.a - 1 JOIN {stc} px ON px.i = s.x "
+        f"JOIN {stc} pb ON pb.i = greatest(s.b, s.a - 1), "
+        f"(SELECT count(*) AS m FROM ({values})) m GROUP BY {', '.join(f's.{c}' for c in keys)}"
+    )
+    return Cte(internal(f"emd_{i}"), body, (*keys, "emd"))
+
+
+def plan_verify(
+    con: duckdb.DuckDBPyConnection,
+    source: str,
+    release: str,
+    policy: Any,
+    qi: Sequence[str] = (),
+    sensitive: Sequence[str] = (),
+) -> VerifyPlan:
+    """Return the SQL of ``kanon_verify(source, release, policy := ...)``.
+
+    Args:
+        con: the connection whose catalog holds both tables (and ``kanon_policies``).
+        source: the table the release was made from (its roles, its row count).
+        release: the release as published.
+        policy: a stored policy's name, or its rules (see ``kanon.plan.policy``).
+        qi: the QIs (default: the source's configured ones).
+        sensitive: the sensitive columns (default: the source's configured ones).
+    """
+    checked = policy_of(con, policy)
+    src = resolve_table(con, source)
+    rel = resolve_table(con, release)
+    if src.sql == rel.sql:
+        msg = f"the release {release!r} is the source table; pass the release"
+        raise ConfigError(msg)
+    config = [(c, r) for c, r, _ in configured(con, src)]
+    qis, sens = _roles(src, qi, sensitive, config)
+    thresholds = checked.thresholds
+    if ("l" in thresholds or "t" in thresholds) and not sens:
+        rules = " and ".join(r for r in ("l", "t") if r in thresholds)
+        msg = (
+            f"the policy's rule {rules} needs a sensitive column and table {src.name!r} has "
+            "none: pass sensitive := '...' or declare one with kanon.configure(..., "
+            "sensitive=[...])"
+        )
+        raise ConfigError(msg)
+    rel_qis = [_released(rel, q, "quasi-identifier") for q in qis]
+    rel_sens = [_released(rel, s, "sensitive column") for s in sens]
+    others = [c for c in rel.columns if c.name not in {q.name for q in rel_qis}]
+    # The release's columns by position: QIs q0.., sensitive s0.., the others o0...
+    keys = [f"q{j}" for j in range(len(rel_qis))]
+    select = [f"{ident(c.name)} AS q{j}" for j, c in enumerate(rel_qis)]
+    select += [f"{ident(c.name)} AS s{i}" for i, c in enumerate(rel_sens)]
+    select += [f"{ident(c.name)} AS o{i}" for i, c in enumerate(others)]
+    star = " AND ".join(
+        f"coalesce(CAST(q{j} AS VARCHAR) = {_ROOT}, false)" for j in range(len(keys))
+    )
+    released = Cte(
+        internal("release"),
+        f"SELECT *, {star} AS star FROM (SELECT {', '.join(select)} FROM {rel.sql})",
+        materialized=True,
+    )
+    distinct = [
+        f"(count(DISTINCT s{i}) + (count(*) > count(s{i}))::BIGINT) AS d{i}"
+        for i in range(len(rel_sens))
+    ]
+    classes = Cte(
+        internal("classes"),
+        f"SELECT {', '.join(keys)}, count(*) AS n{''.join(', ' + d for d in distinct)} "
+        f"FROM {released.ref} GROUP BY {', '.join(keys)}",
+        materialized=True,
+    )
+    totals = Cte(
+        internal("totals"),
+        f"SELECT (SELECT count(*) FROM {src.sql}) AS source_rows, count(*) AS rows, "
+        "count(*) FILTER (WHERE star) AS starred "
+        f"FROM {released.ref}",
+        materialized=True,
+    )
+    ctes = [released, classes, totals]
+    rows: list[str] = []
+    c, tot = classes.ref, totals.ref
+    qi_names = string_list([q.name for q in rel_qis])
+    if "k" in thresholds:
+        k = int(thresholds["k"])
+        rows.append(
+            _row(
+                "k",
+                str(k),
+                f"SELECT min(n) AS value, coalesce(min(n) >= {k}, true) AS passed, "
+                f"coalesce(sum(n) FILTER (WHERE n < {k}), 0) AS rows, "
+                f"count(*) FILTER (WHERE n < {k}) AS classes, CASE WHEN count(*) FILTER "
+                f"(WHERE n < {k}) > 0 THEN {qi_names} ELSE [] END AS columns, "
+                f"CASE WHEN count(*) FILTER (WHERE n < {k}) = 0 THEN format('every class "
+                f"holds at least {k} rows (the smallest {{}})', coalesce(min(n), 0)) ELSE "
+                f"format('{{}} rows in {{}} classes hold fewer than {k} rows', "
+                f"sum(n) FILTER (WHERE n < {k}), count(*) FILTER (WHERE n < {k})) END AS detail "
+                f"FROM {c}",
+            )
+        )
+    if "l" in thresholds:
+        lv = thresholds["l"]
+        low = " OR ".join(f"d{i} < {lv!r}" for i in range(len(rel_sens)))
+        least = f"least({', '.join(f'min(d{i})' for i in range(len(rel_sens)))})"
+        failing = _named([(s.name, f"min(d{i}) < {lv!r}") for i, s in enumerate(rel_sens)])
+        rows.append(
+            _row(
+                "l",
+                repr(lv),
+                f"SELECT {least} AS value, coalesce({least} >= {lv!r}, true) AS passed, "
+                f"coalesce(sum(n) FILTER (WHERE {low}), 0) AS rows, "
+                f"count(*) FILTER (WHERE {low}) AS classes, {failing} AS columns, "
+                f"CASE WHEN count(*) FILTER (WHERE {low}) = 0 THEN format('every class holds "
+                f"at least {lv:g} distinct values of each sensitive column (the fewest {{}})', "
+                f"coalesce({least}, 0)) ELSE format('{{}} rows in {{}} classes hold fewer than "
+                f"{lv:g} distinct values of {{}}', sum(n) FILTER (WHERE {low}), count(*) "
+                f"FILTER (WHERE {low}), array_to_string({failing}, ', ')) END AS detail "
+                f"FROM {c}",
+            )
+        )
+    if "t" in thresholds:
+        tv = thresholds["t"]
+        emds = []
+        for i, s in enumerate(sens):
+            emd = _emd_cte(i, f"s{i}", keys, released, ground_distance(None, s) == "ordered")
+            ctes.append(emd)
+            emds.append(emd)
+        joins = " ".join(
+            f"JOIN {e.ref} e{i} ON "
+            + " AND ".join(f"c.{key} IS NOT DISTINCT FROM e{i}.{key}" for key in keys)
+            for i, e in enumerate(emds)
+        )
+        far = " OR ".join(f"e{i}.emd > {tv!r}" for i in range(len(emds)))
+        most = f"greatest({', '.join(f'max(e{i}.emd)' for i in range(len(emds)))})"
+        failing = _named([(s.name, f"max(e{i}.emd) > {tv!r}") for i, s in enumerate(sens)])
+        rows.append(
+            _row(
+                "t",
+                repr(tv),
+                f"SELECT {most} AS value, coalesce({most} <= {tv!r}, true) AS passed, "
+                f"coalesce(sum(c.n) FILTER (WHERE {far}), 0) AS rows, "
+                f"count(*) FILTER (WHERE {far}) AS classes, {failing} AS columns, "
+                f"CASE WHEN count(*) FILTER (WHERE {far}) = 0 THEN format('every class lies "
+                f"within {tv:g} of the distribution of each sensitive column (the farthest "
+                f"{{:.4f}})', coalesce({most}, 0)) ELSE format('{{}} rows in {{}} classes lie "
+                f"farther than {tv:g} from the distribution of {{}}', sum(c.n) FILTER (WHERE "
+                f"{far}), count(*) FILTER (WHERE {far}), array_to_string({failing}, ', ')) END "
+                f"AS detail FROM {c} c {joins}",
+            )
+        )
+    if "identifying_columns" in thresholds:
+        ctes_id, row = _identifying(
+            checked, thresholds["identifying_columns"], others, keys, released, tot
+        )
+        ctes += ctes_id
+        rows.append(row)
+    if "suppressed" in thresholds:
+        sv = thresholds["suppressed"]
+        share = "CASE WHEN rows = 0 THEN 0.0 ELSE starred / rows END"
+        rows.append(
+            _row(
+                "suppressed",
+                repr(sv),
+                f"SELECT {share} AS value, {share} <= {sv!r} AS passed, starred AS rows, "
+                "(starred > 0)::INT AS classes, [] AS columns, format('{} of the release''s {} "
+                f"rows have every QI suppressed', starred, rows) AS detail FROM {tot}",
+            )
+        )
+    if "loss" in thresholds:
+        lo = thresholds["loss"]
+        metrics = plan_metrics(con, source, release, tuple(q.name for q in qis))
+        rows.append(
+            _row(
+                "loss",
+                repr(lo),
+                f"SELECT gcp AS value, gcp <= {lo!r} AS passed, NULL AS rows, NULL AS classes, "
+                "[] AS columns, format('GCP {:.4f}: the mean share of each released cell''s "
+                "domain its label covers', gcp) AS detail FROM (SELECT gcp FROM "
+                f"({metrics}))",
+            )
+        )
+    rv = thresholds["rows"]
+    missing = "greatest(source_rows - rows, 0)"
+    share = f"CASE WHEN source_rows = 0 THEN 0.0 ELSE {missing} / source_rows END"
+    rows.append(
+        _row(
+            "rows",
+            repr(rv),
+            f"SELECT {share} AS value, {share} <= {rv!r} AS passed, {missing} AS rows, "
+            "NULL AS classes, [] AS columns, CASE WHEN rows > source_rows THEN format('the "
+            "release holds {} rows more than the source', rows - source_rows) ELSE format("
+            f"'{{}} of {{}} source rows are missing from the release', {missing}, source_rows) "
+            f"END AS detail FROM {tot}",
+        )
+    )
+    sql = with_query(ctes, " UNION ALL ".join(f"({r})" for r in rows))
+    return VerifyPlan(sql, checked, tuple(q.name for q in qis), tuple(s.name for s in sens))
+
+
+def _identifying(
+    policy: Policy,
+    threshold: float,
+    others: list[Column],
+    keys: list[str],
+    released: Cte,
+    totals: str,
+) -> tuple[list[Cte], str]:
+    """The CTEs and the verdict row of ``identifying_columns``.
+
+    Per column released besides the QIs (a column whose every value is ``'*'`` or NULL
+    excepted, and the ones the policy accepts, listed with their reasons): the rows whose
+    (non-NULL) value fewer than the policy's k rows hold. The rule's value is the largest
+    share; its rows and classes are those singled out by a column above the threshold.
+    """
+    k = policy.k
+    accepted = {c.lower(): (c, reason) for c, reason in policy.accepted.items()}
+    probes, judged = [], []
+    for i, col in enumerate(others):
+        o = f"o{i}"
+        probes.append(
+            f"SELECT {i} AS i, coalesce(sum(cnt) FILTER (WHERE cnt < {k}), 0) AS rare_rows, "
+            f"coalesce(bool_and(CAST(v AS VARCHAR) = {_ROOT}), true) AS starred FROM "
+            f"(SELECT {o} AS v, count(*) AS cnt FROM {released.ref} WHERE {o} IS NOT NULL "
+            f"GROUP BY {o})"
+        )
+        judged.append((i, col))
+    if not probes:
+        body = (
+            "SELECT 0.0 AS value, true AS passed, 0 AS rows, 0 AS classes, [] AS columns, "
+            "'no column is released besides the quasi-identifiers' AS detail"
+        )
+        return [], _row("identifying_columns", repr(threshold), body)
+    names = "[" + ", ".join(literal(c.name) for _, c in judged) + "]"
+    reasons = (
+        "["
+        + ", ".join(
+            literal(accepted[c.name.lower()][1]) if c.name.lower() in accepted else "NULL"
+            for _, c in judged
+        )
+        + "]"
+    )
+    stats = Cte(
+        internal("identifying"),
+        f"SELECT p.i, {names}[p.i + 1] AS name, {reasons}[p.i + 1] AS reason, p.rare_rows, "
+        "p.starred, CASE WHEN t.rows = 0 THEN 0.0 ELSE p.rare_rows / t.rows END AS share "
+        f"FROM ({' UNION ALL '.join(probes)}) p, {totals} t",
+        materialized=True,
+    )
+    s = stats.ref
+    judged_cond = "NOT starred AND reason IS NULL"
+    offending = f"{judged_cond} AND share > {threshold!r}"
+    # The rows singled out by an offending column, and the classes holding them.
+    singled = " OR ".join(
+        f"((SELECT bool_or({offending}) FROM {s} WHERE i = {i}) AND o{i} IN (SELECT o{i} FROM "
+        f"{released.ref} WHERE o{i} IS NOT NULL GROUP BY o{i} HAVING count(*) < {k}))"
+        for i, _ in judged
+    )
+    body = (
+        f"SELECT coalesce(max(share) FILTER (WHERE {judged_cond}), 0.0) AS value, "
+        f"coalesce(NOT bool_or({offending}), true) AS passed, "
+        f"(SELECT count(*) FROM {released.ref} WHERE {singled}) AS rows, "
+        f"(SELECT count(*) FROM (SELECT DISTINCT {', '.join(keys)} FROM "
+        f"{released.ref} WHERE {singled})) AS classes, "
+        f"coalesce(list(name ORDER BY i) FILTER (WHERE {offending}), []) AS columns, "
+        "coalesce(string_agg(CASE WHEN reason IS NOT NULL THEN format('{} accepted ({}): "
+        "{:.2f} % of rows hold a value fewer than " + str(k) + " rows hold', name, reason, "
+        "100 * share) WHEN NOT starred AND rare_rows > 0 THEN format('{}: {} rows ({:.2f} %) "
+        "hold a value fewer than " + str(k) + " rows hold', name, rare_rows, 100 * share) END, "
+        "'; ' ORDER BY i), 'no column singles out a row') AS detail "
+        f"FROM {s}"
+    )
+    return [stats], _row("identifying_columns", repr(threshold), body)
