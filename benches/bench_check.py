@@ -1,4 +1,4 @@
-"""Benchmark of ``kanon_check`` against a plain DuckDB GROUP BY and against pycanon.
+"""Benchmark of ``kanon_check`` and ``kanon_verify`` against a plain GROUP BY and pycanon.
 
 Usage::
 
@@ -8,6 +8,10 @@ Datasets: Adult (``adult/adult.csv`` in the data folder: $KANON_DATA, else ``sha
 beside the repository; 8 ARX QIs, sensitive ``occupation``) and ``--rows`` generated rows
 (``kanon.datagen.census``; 8 QIs, sensitive ``occupation``), plus the first 100,000 and
 20,000 generated rows (by ``person_id``) where pycanon is too slow for the whole table.
+
+``kanon_verify`` judges the table as a release of a copy of itself against a policy of
+every rule but ``loss`` (k, l, t, identifying_columns over the other columns, suppressed,
+rows): the verdict's plain SQL over 1M rows, next to ``kanon_check`` on the same table.
 
 Every measurement runs in a fresh worker process. The parent writes all tables once into a
 temporary DuckDB file; a worker copies its table into an in-memory DuckDB (and, for
@@ -69,6 +73,10 @@ T_SAMPLE = 20_000
 FAST_RUNS = 3
 K_ALONE_TARGET = 2.0  # kanon k alone within 2x of the GROUP BY
 FULL_TARGET_S = 3.0  # full check on 1M rows
+VERIFY_TARGET = 3.0  # kanon_verify within 3x of the full kanon_check
+VERIFY_POLICY = (
+    "{'k': 5, 'l': 2, 't': 0.5, 'identifying_columns': 0.01, 'suppressed': 0.05, 'rows': 0}"
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -93,6 +101,20 @@ def _prepare(con: duckdb.DuckDBPyConnection, method: str, qi: list[str]) -> Any:
             f"{', '.join(ident(q) for q in qi)})"
         )
         return lambda: {"k": con.execute(sql).fetchall()[0][0]}
+    if method == "kanon_verify":
+        con.execute("CREATE TABLE s AS SELECT * FROM t")  # the source; t is the release
+        sql = (
+            f"SELECT rule, value FROM kanon_verify('s', 't', qi := "
+            f"[{', '.join(literal(q) for q in qi)}], sensitive := {literal(SENSITIVE)}, "
+            f"policy := {VERIFY_POLICY})"
+        )
+        names = {"k": "k", "l": "l_distinct", "t": "t"}
+
+        def run_verify() -> dict[str, Any]:
+            rows = con.execute(sql).fetchall()
+            return {names[r]: v for r, v in rows if r in names}
+
+        return run_verify
     if method in ("kanon_k", "kanon_full"):
         sql = _kanon_sql("t", qi, SENSITIVE if method == "kanon_full" else None)
 
@@ -166,6 +188,7 @@ LABELS = {
     "group_by": "DuckDB GROUP BY k (floor)",
     "kanon_k": "kanon_check, k alone",
     "kanon_full": "kanon_check full (k,l,t,risk)",
+    "kanon_verify": "kanon_verify (k,l,t,identifying,...)",
     "pycanon_k": "pycanon k_anonymity",
     "pycanon_l": "pycanon l_diversity",
     "pycanon_l_entropy": "pycanon entropy_l_diversity",
@@ -198,7 +221,7 @@ def build_data(db: Path, rows: int, seed: int) -> dict[str, int]:
 
 def plan(counts: dict[str, int], skip_pycanon: bool) -> list[tuple[str, str, list[str], str]]:
     """(table, method, qi, dataset label) for every measurement, in print order."""
-    fast = ["group_by", "kanon_k", "kanon_full"]
+    fast = ["group_by", "kanon_k", "kanon_full", "kanon_verify"]
     pycanon_all = ["pycanon_k", "pycanon_l", "pycanon_l_entropy", "pycanon_t"]
     jobs = [("adult", m, ADULT_QI, "adult") for m in fast]
     if not skip_pycanon:
@@ -330,6 +353,16 @@ def print_targets(rows: list[Row], census_rows: int) -> None:
         print(
             f"{dataset}: kanon k alone / GROUP BY = {k_alone:.3f} s / {floor:.3f} s = "
             f"{ratio:.2f}x   target <= {K_ALONE_TARGET:g}x: {verdict}"
+        )
+    for dataset in ("adult", "census"):
+        verify, check_full = timing(dataset, "kanon_verify"), timing(dataset, "kanon_full")
+        if verify is None or check_full is None:
+            continue
+        ratio = verify / check_full
+        print(
+            f"{dataset}: kanon_verify / kanon_check = {verify:.3f} s / {check_full:.3f} s = "
+            f"{ratio:.2f}x   target <= {VERIFY_TARGET:g}x: "
+            f"{'PASS' if ratio <= VERIFY_TARGET else 'FAIL'}"
         )
     full = timing("census", "kanon_full")
     if full is None:

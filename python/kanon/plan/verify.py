@@ -17,7 +17,7 @@ from kanon.exceptions import ConfigError
 from kanon.plan.catalog import Column, Table, configured, resolve_columns, resolve_table
 from kanon.plan.metrics import plan_metrics
 from kanon.plan.models import ground_distance
-from kanon.plan.policy import Policy, policy_of
+from kanon.plan.policy import RULES, Policy, policy_of
 from kanon.sql.cte import Cte, internal, with_query
 from kanon.sql.quote import ident, literal, string_list
 
@@ -94,35 +94,59 @@ def _named(flags: list[tuple[str, str]]) -> str:
     return f"list_filter([{items}], lambda x: x IS NOT NULL)"
 
 
-def _emd_cte(i: int, s: str, keys: list[str], rel: Cte, ordered: bool) -> Cte:
-    """Per class, the EMD of sensitive column ``s`` to the release's distribution.
+def _class_stats_cte(i: int, keys: list[str], hist: Cte, entries: bool) -> Cte:
+    """Per class, from sensitive column ``i``'s histogram (the keys, ``v``, ``c``).
 
-    Exact integer sums over each class's present values only (no product of classes and
-    domain): equal distance ``0.5 Σ_v |c_v N - t_v n| / (n N)``; ordered distance
-    ``Σ_{i<m} |C_i N - TC_i n| / (n N (m - 1))`` over the cumulative counts, summed segment
-    by segment between a class's values, each segment's crossing found by an ASOF join.
+    Columns: ``n`` its rows, ``d`` its distinct values, ``big_n`` the release's rows and,
+    with ``entries``, ``e`` the list of its values' (c, t): rows in the class, in the release.
+    """
+    e = ", list({'c': h.c::HUGEINT, 't': d.t}) AS e" if entries else ""
+    totals = (
+        f"SELECT v, sum(c)::HUGEINT AS t, sum(sum(c)) OVER ()::HUGEINT AS big_n FROM {hist.ref} "
+        "GROUP BY v"
+    )
+    return Cte(
+        internal(f"class_stats_{i}"),
+        f"SELECT {', '.join(f'h.{c}' for c in keys)}, sum(h.c)::HUGEINT AS n, count(*) AS d, "
+        f"any_value(d.big_n) AS big_n{e} FROM {hist.ref} h JOIN ({totals}) d "
+        f"ON h.v IS NOT DISTINCT FROM d.v GROUP BY {', '.join(f'h.{c}' for c in keys)}",
+        materialized=True,
+    )
+
+
+def _equal_emd_cte(i: int, keys: list[str], stats: Cte) -> Cte:
+    """Per class, the EMD with equal ground distance, in exact integer sums.
+
+    ``0.5 Σ_v |c_v N - t_v n| / (n N)``, the values a class lacks adding ``n t_v`` each.
+    """
+    held = "list_sum(list_transform(e, lambda z: abs(z.c * big_n - z.t * n)))"
+    others = "n * (big_n - list_sum(list_transform(e, lambda z: z.t)))"
+    return Cte(
+        internal(f"emd_{i}"),
+        f"SELECT {', '.join(keys)}, ({held} + {others}) / (2.0 * n * big_n) AS x, n "
+        f"FROM {stats.ref}",
+        (*keys, "x", "n"),
+    )
+
+
+def _ordered_emd_cte(i: int, keys: list[str], hist: Cte) -> Cte:
+    """Per class, the EMD with ordered ground distance to the release's distribution.
+
+    ``Σ_{i<m} |C_i N - TC_i n| / (n N (m - 1))`` over the cumulative counts, in exact
+    integers over each class's present values only (no product of classes and domain):
+    summed segment by segment between a class's values, each segment's crossing found by
+    an ASOF join. Columns: the keys, ``x`` (the EMD) and ``n`` (the class's rows).
     """
     k = ", ".join(keys)
     hk = ", ".join(f"h.{c}" for c in keys)
     big = "::HUGEINT"
-    hist = (
-        f"SELECT {k}, {s} AS v, count(*){big} AS c, sum(count(*)) OVER (PARTITION BY {k}){big} "
-        f"AS n FROM {rel.ref} GROUP BY {k}, {s}"
-    )
-    values = f"SELECT v, count(*){big} AS t FROM (SELECT {s} AS v FROM {rel.ref}) GROUP BY v"
+    hist_n = f"SELECT {k}, v, c{big} AS c, sum(c) OVER (PARTITION BY {k}){big} AS n FROM {hist.ref}"
+    values = f"SELECT v, sum(c){big} AS t FROM {hist.ref} GROUP BY v"
     codes = (
         "SELECT v, t, row_number() OVER (ORDER BY v ASC NULLS LAST) AS i, "
         "sum(t) OVER (ORDER BY v ASC NULLS LAST) AS tc, sum(t) OVER () AS big_n, "
         f"count(*) OVER () AS m FROM ({values})"
     )
-    if not ordered:
-        body = (
-            f"SELECT {hk}, (sum(abs(h.c * d.big_n - d.t * h.n)) + any_value(h.n) * "
-            "(any_value(d.big_n) - sum(d.t))) / (2.0 * any_value(h.n) * any_value(d.big_n)) "
-            f"AS emd FROM ({hist}) h JOIN ({codes}) d ON h.v IS NOT DISTINCT FROM d.v "
-            f"GROUP BY {hk}"
-        )
-        return Cte(internal(f"emd_{i}"), body, (*keys, "emd"))
     # Prefix sums STC_i of the cumulative counts, with a row 0 (TC_0 = STC_0 = 0).
     prefix = (
         "SELECT i, tc, sum(tc) OVER (ORDER BY i) AS stc, big_n, m FROM "
@@ -135,7 +159,7 @@ def _emd_cte(i: int, s: str, keys: list[str], rel: Cte, ordered: bool) -> Cte:
     segments = (
         f"SELECT {hk}, h.n, d.i AS a, least(coalesce(lead(d.i) OVER w - 1, d.m - 1), d.m - 1) "
         "AS b, sum(h.c) OVER (w ROWS UNBOUNDED PRECEDING) AS cc, d.big_n "
-        f"FROM ({hist}) h JOIN ({codes}) d ON h.v IS NOT DISTINCT FROM d.v "
+        f"FROM ({hist_n}) h JOIN ({codes}) d ON h.v IS NOT DISTINCT FROM d.v "
         f"WINDOW w AS (PARTITION BY {hk} ORDER BY d.i)"
     )
     first = (
@@ -160,12 +184,67 @@ def _emd_cte(i: int, s: str, keys: list[str], rel: Cte, ordered: bool) -> Cte:
     scale = "(any_value(s.n) * any_value(s.big_n) * (any_value(m.m) - 1))"
     body = (
         f"SELECT {', '.join(f's.{c}' for c in keys)}, CASE WHEN any_value(m.m) <= 1 THEN 0.0 "
-        f"ELSE {total} / {scale} END AS emd FROM ({crossing}) s "
+        f"ELSE {total} / {scale} END AS x, any_value(s.n) AS n FROM ({crossing}) s "
         f"JOIN {stc} pa ON pa.i = s.a - 1 JOIN {stc} px ON px.i = s.x "
         f"JOIN {stc} pb ON pb.i = greatest(s.b, s.a - 1), "
         f"(SELECT count(*) AS m FROM ({values})) m GROUP BY {', '.join(f's.{c}' for c in keys)}"
     )
-    return Cte(internal(f"emd_{i}"), body, (*keys, "emd"))
+    return Cte(internal(f"emd_{i}"), body, (*keys, "x", "n"))
+
+
+def _class_rule(
+    rule: str,
+    threshold: float,
+    measures: list[tuple[str, Cte]],
+    keys: list[str],
+    texts: tuple[str, str],
+) -> tuple[list[Cte], str]:
+    """The verdict row of a rule on a per-class measure of each sensitive column.
+
+    ``measures``: per column, its name and a CTE of (keys, ``x`` the measure, ``n`` the
+    class's rows). The rule passes at or above the threshold when it is ``l``, at or
+    below otherwise. A class breaks it when one column's measure does; ``texts``: the
+    detail when it passes (``{}``: the value) and when it fails (rows, classes, columns).
+    """
+    k = ", ".join(keys)
+    at_least = not RULES[rule].at_most_passes
+    agg = "min" if at_least else "max"
+    breaks = f"x < {threshold!r}" if at_least else f"x > {threshold!r}"
+    per_class = Cte(
+        internal(f"{rule}_measures"),
+        " UNION ALL ".join(
+            f"SELECT {i} AS col, {k}, x, n FROM {m.ref}" for i, (_, m) in enumerate(measures)
+        ),
+        materialized=True,
+    )
+    # The classes that break the rule (in one column or more), counted once.
+    # One column: each class is one row of the measures; else a class counts once.
+    broken = (
+        f"SELECT n FROM {per_class.ref} WHERE {breaks}"
+        if len(measures) == 1
+        else f"SELECT {k}, any_value(n) AS n FROM {per_class.ref} WHERE {breaks} GROUP BY {k}"
+    )
+    failing = Cte(
+        internal(f"{rule}_failing"),
+        f"SELECT coalesce(sum(n), 0) AS rows, count(*) AS classes FROM ({broken})",
+        materialized=True,
+    )
+    columns = _named(
+        [
+            (name, f"bool_or({breaks}) FILTER (WHERE col = {i})")
+            for i, (name, _) in enumerate(measures)
+        ]
+    )
+    passed, failed = texts
+    body = (
+        f"SELECT {agg}(x) AS value, coalesce(NOT bool_or({breaks}), true) AS passed, "
+        "any_value(f.rows) AS rows, any_value(f.classes) AS classes, "
+        f"{columns} AS columns, CASE WHEN coalesce(bool_or({breaks}), false) THEN "
+        f"format({literal(failed)}, any_value(f.rows), any_value(f.classes), "
+        f"array_to_string({columns}, ', ')) ELSE format({literal(passed)}, "
+        f"coalesce({agg}(x), 0)) END AS detail FROM {per_class.ref}, {failing.ref} f"
+    )
+    return [per_class, failing], _row(rule, repr(threshold), body)
 
 
 def plan_verify(
@@ -217,16 +296,11 @@ def plan_verify(
     released = Cte(
         internal("release"),
         f"SELECT *, {star} AS star FROM (SELECT {', '.join(select)} FROM {rel.sql})",
-        materialized=True,
+        materialized=False,
     )
-    distinct = [
-        f"(count(DISTINCT s{i}) + (count(*) > count(s{i}))::BIGINT) AS d{i}"
-        for i in range(len(rel_sens))
-    ]
     classes = Cte(
         internal("classes"),
-        f"SELECT {', '.join(keys)}, count(*) AS n{''.join(', ' + d for d in distinct)} "
-        f"FROM {released.ref} GROUP BY {', '.join(keys)}",
+        f"SELECT {', '.join(keys)}, count(*) AS n FROM {released.ref} GROUP BY {', '.join(keys)}",
         materialized=True,
     )
     totals = Cte(
@@ -257,56 +331,66 @@ def plan_verify(
                 f"FROM {c}",
             )
         )
+    # Per sensitive column, the class histograms (value NULL one of them) of l and t.
+    ordered = [ground_distance(None, c) == "ordered" for c in sens]
+    hists: list[Cte] = []
+    stats: list[Cte] = []
+    if "l" in thresholds or "t" in thresholds:
+        k_ = ", ".join(keys)
+        for i in range(len(rel_sens)):
+            hist = Cte(
+                internal(f"histogram_{i}"),
+                f"SELECT {k_}, s{i} AS v, count(*) AS c FROM {released.ref} GROUP BY {k_}, s{i}",
+                materialized=True,
+            )
+            entries = "t" in thresholds and not ordered[i]
+            stats.append(_class_stats_cte(i, keys, hist, entries))
+            hists.append(hist)
+            ctes += [hist, stats[-1]]
     if "l" in thresholds:
         lv = thresholds["l"]
-        low = " OR ".join(f"d{i} < {lv!r}" for i in range(len(rel_sens)))
-        least = f"least({', '.join(f'min(d{i})' for i in range(len(rel_sens)))})"
-        failing = _named([(s.name, f"min(d{i}) < {lv!r}") for i, s in enumerate(rel_sens)])
-        rows.append(
-            _row(
-                "l",
-                repr(lv),
-                f"SELECT {least} AS value, coalesce({least} >= {lv!r}, true) AS passed, "
-                f"coalesce(sum(n) FILTER (WHERE {low}), 0) AS rows, "
-                f"count(*) FILTER (WHERE {low}) AS classes, {failing} AS columns, "
-                f"CASE WHEN count(*) FILTER (WHERE {low}) = 0 THEN format('every class holds "
-                f"at least {lv:g} distinct values of each sensitive column (the fewest {{}})', "
-                f"coalesce({least}, 0)) ELSE format('{{}} rows in {{}} classes hold fewer than "
-                f"{lv:g} distinct values of {{}}', sum(n) FILTER (WHERE {low}), count(*) "
-                f"FILTER (WHERE {low}), array_to_string({failing}, ', ')) END AS detail "
-                f"FROM {c}",
-            )
+        measures = []
+        for i, (s_col, st) in enumerate(zip(rel_sens, stats, strict=True)):
+            m = Cte(internal(f"distinct_{i}"), f"SELECT {', '.join(keys)}, d AS x, n FROM {st.ref}")
+            ctes.append(m)
+            measures.append((s_col.name, m))
+        per_class, row = _class_rule(
+            "l",
+            lv,
+            measures,
+            keys,
+            (
+                f"every class holds at least {lv:g} distinct values of each sensitive column "
+                "(the fewest {})",
+                "{} rows in {} classes hold fewer than " + f"{lv:g} distinct values of {{}}",
+            ),
         )
+        ctes += per_class
+        rows.append(row)
     if "t" in thresholds:
         tv = thresholds["t"]
-        emds = []
-        for i, s in enumerate(sens):
-            emd = _emd_cte(i, f"s{i}", keys, released, ground_distance(None, s) == "ordered")
-            ctes.append(emd)
-            emds.append(emd)
-        joins = " ".join(
-            f"JOIN {e.ref} e{i} ON "
-            + " AND ".join(f"c.{key} IS NOT DISTINCT FROM e{i}.{key}" for key in keys)
-            for i, e in enumerate(emds)
-        )
-        far = " OR ".join(f"e{i}.emd > {tv!r}" for i in range(len(emds)))
-        most = f"greatest({', '.join(f'max(e{i}.emd)' for i in range(len(emds)))})"
-        failing = _named([(s.name, f"max(e{i}.emd) > {tv!r}") for i, s in enumerate(sens)])
-        rows.append(
-            _row(
-                "t",
-                repr(tv),
-                f"SELECT {most} AS value, coalesce({most} <= {tv!r}, true) AS passed, "
-                f"coalesce(sum(c.n) FILTER (WHERE {far}), 0) AS rows, "
-                f"count(*) FILTER (WHERE {far}) AS classes, {failing} AS columns, "
-                f"CASE WHEN count(*) FILTER (WHERE {far}) = 0 THEN format('every class lies "
-                f"within {tv:g} of the distribution of each sensitive column (the farthest "
-                f"{{:.4f}})', coalesce({most}, 0)) ELSE format('{{}} rows in {{}} classes lie "
-                f"farther than {tv:g} from the distribution of {{}}', sum(c.n) FILTER (WHERE "
-                f"{far}), count(*) FILTER (WHERE {far}), array_to_string({failing}, ', ')) END "
-                f"AS detail FROM {c} c {joins}",
+        measures = []
+        for i, s_col in enumerate(sens):
+            emd = (
+                _ordered_emd_cte(i, keys, hists[i])
+                if ordered[i]
+                else _equal_emd_cte(i, keys, stats[i])
             )
+            ctes.append(emd)
+            measures.append((s_col.name, emd))
+        per_class, row = _class_rule(
+            "t",
+            tv,
+            measures,
+            keys,
+            (
+                f"every class lies within {tv:g} of the distribution of each sensitive "
+                "column (the farthest {:.4f})",
+                "{} rows in {} classes lie farther than " + f"{tv:g} from the distribution of {{}}",
+            ),
         )
+        ctes += per_class
+        rows.append(row)
     if "identifying_columns" in thresholds:
         ctes_id, row = _identifying(
             checked, thresholds["identifying_columns"], others, keys, released, tot
@@ -373,28 +457,41 @@ def _identifying(
     """
     k = policy.k
     accepted = {c.lower(): (c, reason) for c, reason in policy.accepted.items()}
-    probes, judged = [], []
-    for i, col in enumerate(others):
-        o = f"o{i}"
-        probes.append(
-            f"SELECT {i} AS i, coalesce(sum(cnt) FILTER (WHERE cnt < {k}), 0) AS rare_rows, "
-            f"coalesce(bool_and(CAST(v AS VARCHAR) = {_ROOT}), true) AS starred FROM "
-            f"(SELECT {o} AS v, count(*) AS cnt FROM {released.ref} WHERE {o} IS NOT NULL "
-            f"GROUP BY {o})"
-        )
-        judged.append((i, col))
-    if not probes:
+    if not others:
         body = (
             "SELECT 0.0 AS value, true AS passed, 0 AS rows, 0 AS classes, [] AS columns, "
             "'no column is released besides the quasi-identifiers' AS detail"
         )
         return [], _row("identifying_columns", repr(threshold), body)
-    names = "[" + ", ".join(literal(c.name) for _, c in judged) + "]"
+    # Per column, its values that fewer than k rows hold, and whether it is all '*'.
+    rare = [
+        Cte(
+            internal(f"rare_{i}"),
+            f"SELECT o{i} AS v, count(*) AS cnt FROM {released.ref} WHERE o{i} IS NOT NULL "
+            f"GROUP BY o{i} HAVING count(*) < {k}",
+            materialized=True,
+        )
+        for i in range(len(others))
+    ]
+    probes = []
+    for i, col in enumerate(others):
+        o = f"o{i}"
+        starred = (
+            f"(SELECT coalesce(bool_and({o} = {_ROOT}), true) FROM {released.ref} "
+            f"WHERE {o} IS NOT NULL)"
+            if col.type.upper() == "VARCHAR"
+            else f"(SELECT count({o}) = 0 FROM {released.ref})"
+        )
+        probes.append(
+            f"SELECT {i} AS i, (SELECT coalesce(sum(cnt), 0) FROM {rare[i].ref}) AS rare_rows, "
+            f"{starred} AS starred"
+        )
+    names = "[" + ", ".join(literal(c.name) for c in others) + "]"
     reasons = (
         "["
         + ", ".join(
             literal(accepted[c.name.lower()][1]) if c.name.lower() in accepted else "NULL"
-            for _, c in judged
+            for c in others
         )
         + "]"
     )
@@ -409,23 +506,28 @@ def _identifying(
     judged_cond = "NOT starred AND reason IS NULL"
     offending = f"{judged_cond} AND share > {threshold!r}"
     # The rows singled out by an offending column, and the classes holding them.
-    singled = " OR ".join(
-        f"((SELECT bool_or({offending}) FROM {s} WHERE i = {i}) AND o{i} IN (SELECT o{i} FROM "
-        f"{released.ref} WHERE o{i} IS NOT NULL GROUP BY o{i} HAVING count(*) < {k}))"
-        for i, _ in judged
+    singled_by = " OR ".join(
+        f"((SELECT bool_or({offending}) FROM {s} WHERE i = {i}) AND o{i} IN "
+        f"(SELECT v FROM {rare[i].ref}))"
+        for i in range(len(others))
+    )
+    singled = Cte(
+        internal("singled"),
+        f"SELECT coalesce(sum(n), 0) AS rows, count(*) AS classes FROM (SELECT "
+        f"{', '.join(keys)}, count(*) AS n FROM {released.ref} WHERE {singled_by} "
+        f"GROUP BY {', '.join(keys)})",
+        materialized=True,
     )
     body = (
         f"SELECT coalesce(max(share) FILTER (WHERE {judged_cond}), 0.0) AS value, "
         f"coalesce(NOT bool_or({offending}), true) AS passed, "
-        f"(SELECT count(*) FROM {released.ref} WHERE {singled}) AS rows, "
-        f"(SELECT count(*) FROM (SELECT DISTINCT {', '.join(keys)} FROM "
-        f"{released.ref} WHERE {singled})) AS classes, "
+        "any_value(g.rows) AS rows, any_value(g.classes) AS classes, "
         f"coalesce(list(name ORDER BY i) FILTER (WHERE {offending}), []) AS columns, "
         "coalesce(string_agg(CASE WHEN reason IS NOT NULL THEN format('{} accepted ({}): "
         "{:.2f} % of rows hold a value fewer than " + str(k) + " rows hold', name, reason, "
         "100 * share) WHEN NOT starred AND rare_rows > 0 THEN format('{}: {} rows ({:.2f} %) "
         "hold a value fewer than " + str(k) + " rows hold', name, rare_rows, 100 * share) END, "
         "'; ' ORDER BY i), 'no column singles out a row') AS detail "
-        f"FROM {s}"
+        f"FROM {s}, {singled.ref} g"
     )
-    return [stats], _row("identifying_columns", repr(threshold), body)
+    return [*rare, stats, singled], _row("identifying_columns", repr(threshold), body)
