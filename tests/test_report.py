@@ -219,12 +219,43 @@ def png_colors(png: bytes) -> int:
     return len(colors)
 
 
+VERDICT = re.compile(r"data-verdict='([^']+)'[^>]*>([^<]*)<")
+POLICY = {"k": 5, "identifying_columns": 0.0, "suppressed": 0.05}
+
+
+def assert_verdict_is_sql(
+    page: str, con: duckdb.DuckDBPyConnection, source: str, release: str
+) -> None:
+    """The verdict the page prints is SQL ``kanon_verify``'s, rule by rule."""
+    shown = dict(VERDICT.findall(page))
+    policy = "{" + ", ".join(f"'{r}': {v}" for r, v in POLICY.items()) + "}"
+    rows = con.sql(
+        f"SELECT rule, value, passed, rows, classes FROM kanon_verify('{source}', "
+        f"'{release}', policy := {policy})"
+    ).fetchall()
+    assert shown.pop("passed") == ("PASS" if all(r[2] for r in rows) else "FAIL")
+    assert_shows(
+        shown.pop("gcp"),
+        one_row(con, f"SELECT gcp FROM kanon_metrics('{source}', '{release}')")["gcp"],
+        "gcp",
+    )
+    for rule, value, passed, n, classes in rows:
+        assert_shows(shown.pop(f"{rule}.value"), value, rule)
+        assert shown.pop(f"{rule}.passed") == ("PASS" if passed else "FAIL")
+        assert shown.pop(f"{rule}.rows") == ("" if n is None else f"{n:,}")
+        assert shown.pop(f"{rule}.classes") == ("" if classes is None else f"{classes:,}")
+    assert shown == {}
+
+
 @pytest.mark.slow
 def test_report_renders_in_headless_chromium(
     survey: duckdb.DuckDBPyConnection, tmp_path: Path
 ) -> None:
     out = tmp_path / "report.html"
-    kanon.materialize(survey, "survey", 5, "survey_k5", report=out)
+    # hours_per_week singles rows out: the verdict fails, published with a reason.
+    kanon.materialize(
+        survey, "survey", 5, "survey_k5", report=out, policy=POLICY, force="a test of the report"
+    )
     browser = chromium()
     flags = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
     flags += ["--virtual-time-budget=10000", "--window-size=1200,2400"]
@@ -243,6 +274,8 @@ def test_report_renders_in_headless_chromium(
     # Every plot drew its SVG, and the rendered page prints SQL's numbers.
     assert dom.count('class="main-svg"') >= 2 * 4
     assert_page_is_sql(dom.replace('"', "'"), survey, "survey", "survey_k5", ["age", "sex", "zip"])
+    assert_verdict_is_sql(dom.replace('"', "'"), survey, "survey", "survey_k5")
+    assert "identifying_columns &lt;= 0 fails for" in dom
 
 
 # ------------------------------------------------------------------ hostile values and names
@@ -350,7 +383,7 @@ def test_values_and_names_are_plain_text_in_the_report(
     kanon.report("t", "r", names[1:3], out=out, con=hostile, sensitive=names[3], parameters=params)
     page = out.read_text(encoding="utf-8")
     assert_inert(page, HOSTILE, names[1:3])
-    # The sample lists hostile values, the warning names the hostile sensitive column.
+    # The sample lists hostile values, the verdict names the hostile sensitive column.
     sample = page[page.index("<h2>Sample") : page.index("<h2>Parameters")]
     cells = re.findall(r"<td>(.*?)</td>", sample)
     escaped = {
@@ -359,7 +392,8 @@ def test_values_and_names_are_plain_text_in_the_report(
     }
     assert cells
     assert set(cells) <= escaped
-    assert "single value of <bdi>&lt;i&gt;s&lt;/i&gt;</bdi>" in page
+    assert "distinct values of &lt;i&gt;s&lt;/i&gt;</bdi>" in page
+    assert "<p class='severe' data-finding='l'>l &gt;= 2 fails for 64 of 64 rows" in page
     assert "<td><bdi>&lt;span style=&quot;color:red&quot;&gt;[U+202E]</bdi></td>" in page
 
 

@@ -30,10 +30,13 @@ from plotly.subplots import make_subplots
 from kanon._core import __version__
 from kanon.api.check import CheckReport, check
 from kanon.api.release import metrics
+from kanon.api.verify import RuleResult, Verdict
 from kanon.engine.inputs import as_table
 from kanon.exceptions import InvalidInputError
 from kanon.plan.catalog import Table, resolve_table
 from kanon.plan.metrics import METRICS, number, percent
+from kanon.plan.policy import Policy, policy_of
+from kanon.plan.verify import plan_verify
 from kanon.sql.quote import ident, literal
 
 if TYPE_CHECKING:
@@ -105,8 +108,14 @@ def report(
     risk_threshold: float = 0.2,
     parameters: Mapping[str, object] | None = None,
     sample: int = 6,
+    policy: str | dict[str, Any] | Policy | None = None,
 ) -> Path:
     """Write an HTML report comparing ``source`` with its ``release``; return its path.
+
+    The page leads with the verdict of ``policy`` on the release (:func:`kanon.verify`):
+    PASS or FAIL per rule with its threshold and counts, warnings weighted by the share
+    of rows they concern, the information lost, and every column released besides the
+    QIs with the share of rows it singles out.
 
     Args:
         source: the original data: a table name (with ``con``), a DuckDB relation, a
@@ -122,6 +131,9 @@ def report(
             it is "at risk" (as in :func:`kanon.check`).
         parameters: how the release was made, listed on the page.
         sample: original rows shown next to their released rows, at most.
+        policy: the policy of the verdict (a stored policy's name or its rules); default:
+            ``k`` (2 if not given), ``identifying_columns`` 0 and, with a sensitive
+            column, ``l`` 2.
 
     Raises:
         InvalidInputError: a bad ``out``, ``risk_threshold`` or ``sample``.
@@ -146,8 +158,17 @@ def report(
             _side(c, r_table, qis, after, risk_threshold),
         )
         rows = _sample(c, s_table, r_table, qis, sample)
+        default = {"k": k or 2, "identifying_columns": 0.0}
+        if before.sensitive is not None:
+            default["l"] = 2
+        checked = policy_of(c, default if policy is None else policy)
+        sens = [before.sensitive] if before.sensitive is not None else []
+        plan = plan_verify(c, src, rel, checked, qis, sens)
+        verdict = Verdict(tuple(RuleResult(*r) for r in c.execute(plan.sql).fetchall()), checked)
+        columns = c.execute(plan.columns_sql).fetchall()
     params = {"k": k, "risk threshold": risk_threshold, **(parameters or {})}
-    page = _page(sides, m, rows, qis, params)
+    lead = _lead(verdict, columns, m, after, policy is None)
+    page = _page(sides, m, rows, qis, params, lead, risk_threshold)
     path = Path(out)
     path.write_text(page, encoding="utf-8")
     return path
@@ -321,12 +342,14 @@ PRIVACY = (
 )
 
 
-def _summary(sides: tuple[_Side, _Side], m: Metrics) -> str:
+def _summary(sides: tuple[_Side, _Side], m: Metrics, risk_threshold: float) -> str:
     rows = []
     for key, label, legend, fmt in PRIVACY:
         a, b = (getattr(s.report, key) for s in sides)
         if a is None and b is None:
             continue
+        if key == "prosecutor_at_risk":  # the threshold it counts against, beside it
+            label = f"{label} (risk above {risk_threshold:.0%})"
         rows.append(
             f"<tr><th>{html.escape(label)}</th><td data-metric='before.{key}'>{fmt(a)}</td>"
             f"<td data-metric='after.{key}'>{fmt(b)}</td><td>{html.escape(legend)}</td></tr>"
@@ -362,19 +385,100 @@ def _summary(sides: tuple[_Side, _Side], m: Metrics) -> str:
     )
 
 
-def _warnings(after: CheckReport) -> str:
-    """What the release still gives away, in plain words."""
-    said = []  # HTML
-    if after.l_distinct == 1 and after.sensitive is not None:
-        name = user_text(after.sensitive, "html")
-        said.append(
-            f"Some class of the release holds a single value of {name}: whoever finds a "
-            f"record's class learns its {name}. Ask for l-diversity (for example l := 2 "
-            "with method 'optimal' or 'mondrian')."
+def _weight(share: float) -> str:
+    """The CSS class of a finding by the share of rows it concerns."""
+    return "severe" if share >= 0.1 else "warning" if share >= 0.01 else "note"
+
+
+def _finding(r: RuleResult, total: int) -> str:
+    """A failed rule in plain words, with its counts and their share of the release."""
+    text = user_text(r.detail, "html")
+    if r.rows is None or total == 0:
+        return f"<p class='warning'>{html.escape(r.bound)} fails: {text}.</p>"
+    share = r.rows / total
+    classes = "" if r.classes is None else f" in {r.classes:,} classes"
+    return (
+        f"<p class='{_weight(share)}' data-finding='{r.rule}'>{html.escape(r.bound)} fails "
+        f"for {r.rows:,} of {total:,} rows ({share:.2%}){classes}: {text}.</p>"
+    )
+
+
+def _lead(
+    verdict: Verdict,
+    columns: Sequence[tuple[Any, ...]],
+    m: Metrics,
+    after: CheckReport,
+    default: bool,
+) -> str:
+    """The page's lead: the verdict, its findings, what was lost, the columns kept."""
+    policy = verdict.policy
+    name = (
+        "the default policy (the report's k, no column that singles out rows released "
+        "unchanged, l = 2 where a sensitive column is declared, no row lost)"
+        if default
+        else "the inline policy"
+        if policy.name is None
+        else f"policy {user_text(policy.name, 'html')}"
+    )
+    result = "PASS" if verdict.passed else "FAIL"
+    head = (
+        f"<h2>Verdict: <strong class='{result.lower()}' data-verdict='passed'>{result}</strong>"
+        f"</h2><p>Judged against {name}, on the release as published.</p>"
+    )
+    rows = []
+    for r in verdict.rules:
+        value = (
+            "n/a"
+            if r.value is None
+            else f"{int(r.value):,}"
+            if float(r.value).is_integer() and r.rule in ("k", "l")
+            else number(r.value, 4)
         )
-    if after.prosecutor_at_risk > 0:
-        said.append(f"{after.prosecutor_at_risk:.2%} of the released records are still at risk.")
-    return "".join(f"<p class='warning'>{s}</p>" for s in said)
+        cells = [
+            f"<td>{html.escape(r.bound)}</td>",
+            f"<td data-verdict='{r.rule}.value'>{value}</td>",
+            f"<td data-verdict='{r.rule}.passed' class='{'pass' if r.passed else 'fail'}'>"
+            f"{'PASS' if r.passed else 'FAIL'}</td>",
+            f"<td data-verdict='{r.rule}.rows'>{'' if r.rows is None else f'{r.rows:,}'}</td>",
+            f"<td data-verdict='{r.rule}.classes'>"
+            f"{'' if r.classes is None else f'{r.classes:,}'}</td>",
+            f"<td>{user_text(', '.join(r.columns), 'html')}</td>",
+            f"<td>{user_text(r.detail, 'html')}</td>",
+        ]
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    table = (
+        "<table><tr><th>rule</th><th>measured</th><th>result</th><th>rows breaking it</th>"
+        "<th>classes</th><th>columns</th><th>detail</th></tr>" + "".join(rows) + "</table>"
+    )
+    findings = "".join(_finding(r, after.rows) for r in verdict.failed)
+    accepted = "".join(
+        f"<p class='note'>{user_text(c, 'html')} is released unchanged, accepted: "
+        f"{user_text(why, 'html')}.</p>"
+        for c, why in policy.accepted.items()
+    )
+    lost = (
+        f"<p class='lost'>Information lost: <strong data-verdict='gcp'>{percent(m.gcp)}</strong> "
+        "(GCP: the mean share of each released cell's domain that its label covers; 0 % "
+        "every value as it was, 100 % every QI '*').</p>"
+    )
+    kept = [
+        (
+            name_,
+            "every value '*'" if starred else "unchanged",
+            "" if starred else f"{share:.2%}",
+            "" if reason is None else f"accepted: {reason}",
+        )
+        for name_, reason, starred, _rows, share in columns
+    ]
+    kept_html = (
+        "<h3>Columns released besides the quasi-identifiers</h3>"
+        f"<p>Share of rows holding a value fewer than {verdict.policy.k} rows hold: such a "
+        "value finds its row, whatever the quasi-identifiers say.</p>"
+        + _table(["column", "released", "rows singled out", "policy"], kept)
+        if kept
+        else ""
+    )
+    return head + table + findings + accepted + lost + kept_html
 
 
 def _table(header: list[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -392,6 +496,8 @@ def _page(
     rows: list[tuple[Any, ...]],
     qis: list[str],
     params: Mapping[str, object],
+    lead: str,
+    risk_threshold: float,
 ) -> str:
     figures = [
         _bars(sides, _bucket, [label for _, label in SIZES], "Rows by the size of their class"),
@@ -439,17 +545,21 @@ table {{ border-collapse: collapse; margin: 1em 0; }}
 th, td {{ border: 1px solid #ccc; padding: 0.3em 0.6em; text-align: left; }}
 td[data-metric] {{ text-align: right; font-variant-numeric: tabular-nums; }}
 .plot {{ max-width: 1100px; }}
-.warning {{ color: #a00; font-weight: bold; }}
+.severe {{ color: #a00; font-weight: bold; }}
+.warning {{ color: #b35900; font-weight: bold; }}
+.note {{ color: #555; }}
+.pass {{ color: #1a7f37; font-weight: bold; }}
+.fail {{ color: #a00; font-weight: bold; }}
 </style>
 <script>{get_plotlyjs()}</script>
 </head><body>
 <h1>kanon report</h1>
 <p>Quasi-identifiers: {", ".join(names)}. A record is <em>at risk</em> when an
-attacker who knows its quasi-identifiers would pick it out with a chance above the
-threshold.</p>
-<h2>Summary</h2>
-{_summary(sides, m)}
-{_warnings(sides[1].report)}
+attacker who knows its quasi-identifiers would pick it out with a chance above
+{risk_threshold:.0%}.</p>
+{lead}
+<h2>Details</h2>
+{_summary(sides, m, risk_threshold)}
 <h2>Plots</h2>
 {plots}
 <h2>Sample: original rows and their released rows</h2>

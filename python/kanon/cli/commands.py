@@ -194,6 +194,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from kanon.api.report import report
     from kanon.engine.install import install
 
+    policy = None if args.policy is None else _policy_arg(args.policy, args.db)
     con = install(duckdb.connect())
     try:
         qi = _load_pair(con, args)
@@ -207,6 +208,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
             sensitive=args.sensitive,
             k=args.k,
             parameters=params,
+            policy=policy,
         )
         print(f"wrote {out}")
     finally:
@@ -329,6 +331,17 @@ def _pair_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--k", type=int, help="the k the release was made for (C_AVG)")
     _reading_options(parser)
+
+
+def _policy_flags(parser: argparse.ArgumentParser, *, required: bool) -> None:
+    """``--policy NAME|FILE.json`` and ``--db`` (where a stored policy is read)."""
+    parser.add_argument(
+        "--policy",
+        required=required,
+        metavar="NAME|FILE.json",
+        help='a JSON file of rules ({"k": 5, "l": 2, ...}) or a policy stored in --db',
+    )
+    parser.add_argument("--db", help="the DuckDB file whose kanon_policies holds --policy NAME")
 
 
 def _hierarchy_flag(parser: argparse.ArgumentParser, help_text: str) -> None:
@@ -561,13 +574,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     ver.add_argument("file", help="the original")
     ver.add_argument("release", help="the release of it, as published")
-    ver.add_argument(
-        "--policy",
-        required=True,
-        metavar="NAME|FILE.json",
-        help='a JSON file of rules ({"k": 5, "l": 2, ...}) or a policy stored in --db',
-    )
-    ver.add_argument("--db", help="the DuckDB file whose kanon_policies holds --policy NAME")
+    _policy_flags(ver, required=True)
     ver.add_argument("--qi", required=True, help="comma-separated quasi-identifiers")
     ver.add_argument("--sensitive", help="comma-separated sensitive columns (rules l and t)")
     _hierarchy_flag(ver, "the ARX hierarchy file of a QI (rule loss); repeatable")
@@ -580,6 +587,7 @@ def _parser() -> argparse.ArgumentParser:
     _pair_arguments(rep)
     rep.add_argument("--sensitive", help="sensitive column (l-diversity, t-closeness)")
     rep.add_argument("--out", required=True, help="the HTML file to write")
+    _policy_flags(rep, required=False)
     rep.set_defaults(func=_cmd_report)
     hier = sub.add_parser(
         "hierarchy", help="build a hierarchy of a column and write it in ARX's CSV format"

@@ -41,6 +41,10 @@ class VerifyPlan:
     policy: Policy
     qi: tuple[str, ...]
     sensitive: tuple[str, ...]
+    #: Per column released besides the QIs: ``name, reason`` (its acceptance, or NULL),
+    #: ``starred`` (every value '*' or NULL), ``rare_rows`` and ``share`` (rows whose
+    #: value fewer than the policy's k rows hold), in release order.
+    columns_sql: str
 
 
 def _roles(
@@ -325,8 +329,8 @@ def plan_verify(
                 f"count(*) FILTER (WHERE n < {k}) AS classes, CASE WHEN count(*) FILTER "
                 f"(WHERE n < {k}) > 0 THEN {qi_names} ELSE [] END AS columns, "
                 f"CASE WHEN count(*) FILTER (WHERE n < {k}) = 0 THEN format('every class "
-                f"holds at least {k} rows (the smallest {{}})', coalesce(min(n), 0)) ELSE "
-                f"format('{{}} rows in {{}} classes hold fewer than {k} rows', "
+                f"holds at least {k} rows (the smallest {{:,}})', coalesce(min(n), 0)) ELSE "
+                f"format('{{:,}} rows in {{:,}} classes hold fewer than {k} rows', "
                 f"sum(n) FILTER (WHERE n < {k}), count(*) FILTER (WHERE n < {k})) END AS detail "
                 f"FROM {c}",
             )
@@ -361,8 +365,8 @@ def plan_verify(
             keys,
             (
                 f"every class holds at least {lv:g} distinct values of each sensitive column "
-                "(the fewest {})",
-                "{} rows in {} classes hold fewer than " + f"{lv:g} distinct values of {{}}",
+                "(the fewest {:,})",
+                "{:,} rows in {:,} classes hold fewer than " + f"{lv:g} distinct values of {{}}",
             ),
         )
         ctes += per_class
@@ -386,17 +390,27 @@ def plan_verify(
             (
                 f"every class lies within {tv:g} of the distribution of each sensitive "
                 "column (the farthest {:.4f})",
-                "{} rows in {} classes lie farther than " + f"{tv:g} from the distribution of {{}}",
+                "{:,} rows in {:,} classes lie farther than "
+                + f"{tv:g} from the distribution of {{}}",
             ),
         )
         ctes += per_class
         rows.append(row)
+    ctes_id, row = _identifying(
+        checked, thresholds.get("identifying_columns", 0.0), others, keys, released, tot
+    )
     if "identifying_columns" in thresholds:
-        ctes_id, row = _identifying(
-            checked, thresholds["identifying_columns"], others, keys, released, tot
-        )
         ctes += ctes_id
         rows.append(row)
+    columns_sql = (
+        with_query(
+            [released, totals, *ctes_id[:-1]],
+            f"SELECT name, reason, starred, rare_rows, share FROM {ctes_id[-2].ref} ORDER BY i",
+        )
+        if ctes_id
+        else "SELECT NULL::VARCHAR AS name, NULL::VARCHAR AS reason, NULL::BOOLEAN AS starred, "
+        "0::BIGINT AS rare_rows, 0.0::DOUBLE AS share WHERE false"
+    )
     if "suppressed" in thresholds:
         sv = thresholds["suppressed"]
         share = "CASE WHEN rows = 0 THEN 0.0 ELSE starred / rows END"
@@ -405,7 +419,7 @@ def plan_verify(
                 "suppressed",
                 repr(sv),
                 f"SELECT {share} AS value, {share} <= {sv!r} AS passed, starred AS rows, "
-                "(starred > 0)::INT AS classes, [] AS columns, format('{} of the release''s {} "
+                "(starred > 0)::INT AS classes, [] AS columns, format('{:,} of the release''s {:,} "
                 f"rows have every QI suppressed', starred, rows) AS detail FROM {tot}",
             )
         )
@@ -431,13 +445,15 @@ def plan_verify(
             repr(rv),
             f"SELECT {share} AS value, {share} <= {rv!r} AS passed, {missing} AS rows, "
             "NULL AS classes, [] AS columns, CASE WHEN rows > source_rows THEN format('the "
-            "release holds {} rows more than the source', rows - source_rows) ELSE format("
-            f"'{{}} of {{}} source rows are missing from the release', {missing}, source_rows) "
+            "release holds {:,} rows more than the source', rows - source_rows) ELSE format("
+            f"'{{:,}} of {{:,}} source rows are missing from the release', {missing}, source_rows) "
             f"END AS detail FROM {tot}",
         )
     )
     sql = with_query(ctes, " UNION ALL ".join(f"({r})" for r in rows))
-    return VerifyPlan(sql, checked, tuple(q.name for q in qis), tuple(s.name for s in sens))
+    return VerifyPlan(
+        sql, checked, tuple(q.name for q in qis), tuple(s.name for s in sens), columns_sql
+    )
 
 
 def _identifying(
@@ -525,7 +541,7 @@ def _identifying(
         f"coalesce(list(name ORDER BY i) FILTER (WHERE {offending}), []) AS columns, "
         "coalesce(string_agg(CASE WHEN reason IS NOT NULL THEN format('{} accepted ({}): "
         "{:.2f} % of rows hold a value fewer than " + str(k) + " rows hold', name, reason, "
-        "100 * share) WHEN NOT starred AND rare_rows > 0 THEN format('{}: {} rows ({:.2f} %) "
+        "100 * share) WHEN NOT starred AND rare_rows > 0 THEN format('{}: {:,} rows ({:.2f} %) "
         "hold a value fewer than " + str(k) + " rows hold', name, rare_rows, 100 * share) END, "
         "'; ' ORDER BY i), 'no column singles out a row') AS detail "
         f"FROM {s}, {singled.ref} g"

@@ -248,6 +248,7 @@ def materialize(
             sensitive=sensitive if isinstance(sensitive, str) else None,
             k=k,
             parameters={"release": name, "method": options.get("method", "forest"), **options},
+            policy=gate.policy if gate is not None else None,
         )
     return name
 
