@@ -88,6 +88,13 @@ def test_demo_explains_and_its_hints_run(
     assert main(["demo", "--rows", "3000", "--seed", "7"]) == 0
     out = capsys.readouterr().out
     assert "== 1. The risk before ==" in out
+    # The policy refuses income and hours released unchanged, then passes them generalized.
+    first = out[out.index("== 3. A first release") : out.index("== 4.")]
+    assert "FAIL: policy 'demo'" in first
+    assert re.search(r"income: [\d,]+ rows \(", first)
+    assert "nothing was published" in first
+    assert "PASS: policy 'demo'" in out[out.index("== 4.") :]
+    assert re.search(r"Of all [\d,]+ classes, [\d,]+ \([\d,]+ of 3,000 rows\) hold a single", out)
     assert "SELECT * FROM kanon('census', k := 5)" in out
     assert out.count("  person ") == 3
     assert "people share these values" in out

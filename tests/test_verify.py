@@ -604,3 +604,20 @@ def test_the_docs_rules_table_is_the_declaration() -> None:
     text = (Path(__file__).resolve().parent.parent / "docs" / "policy.md").read_text()
     (table,) = re.findall(r"<!-- rules -->\n(.*?)\n<!-- /rules -->", text, re.S)
     assert table == rules_table(), "docs/policy.md: paste kanon.plan.policy.rules_table()"
+
+
+def test_the_gate_runs_inside_the_transaction_beside_another_connection(tmp_path: Path) -> None:
+    """Verifying registers no function: beside another connection that installed kanon
+    (which holds the UDFs), a refused release is a PolicyError, not an aborted transaction."""
+    path = str(tmp_path / "shared.duckdb")
+    con = kanon.install(duckdb.connect(path))
+    _defects(con)
+    other = kanon.install(duckdb.connect(path))
+    try:
+        with pytest.raises(PolicyError, match="k >= 11 failed"):
+            kanon.materialize(con, "src", 5, "rel", policy={"k": 11})
+        kanon.materialize(con, "src", 5, "rel", policy={"k": 5})
+        assert other.execute("SELECT count(*) FROM rel").fetchall() == [(100,)]
+    finally:
+        other.close()
+        con.close()

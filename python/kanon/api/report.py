@@ -30,7 +30,7 @@ from plotly.subplots import make_subplots
 from kanon._core import __version__
 from kanon.api.check import CheckReport, check
 from kanon.api.release import metrics
-from kanon.api.verify import RuleResult, Verdict
+from kanon.api.verify import RuleResult, Verdict, run_verdict
 from kanon.engine.inputs import as_table
 from kanon.exceptions import InvalidInputError
 from kanon.plan.catalog import Table, resolve_table
@@ -164,7 +164,7 @@ def report(
         checked = policy_of(c, default if policy is None else policy)
         sens = [before.sensitive] if before.sensitive is not None else []
         plan = plan_verify(c, src, rel, checked, qis, sens)
-        verdict = Verdict(tuple(RuleResult(*r) for r in c.execute(plan.sql).fetchall()), checked)
+        verdict = run_verdict(c, plan)
         columns = c.execute(plan.columns_sql).fetchall()
     params = {"k": k, "risk threshold": risk_threshold, **(parameters or {})}
     lead = _lead(verdict, columns, m, after, policy is None)

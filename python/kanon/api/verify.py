@@ -11,12 +11,12 @@ from kanon.engine.inputs import Data, as_table
 from kanon.engine.install import install
 from kanon.exceptions import InvalidInputError
 from kanon.plan.policy import ACCEPT, POLICY_TABLE, RULES, Policy, policy_of
-from kanon.plan.verify import plan_verify
+from kanon.plan.verify import VerifyPlan, plan_verify
 
 if TYPE_CHECKING:
     import duckdb
 
-__all__ = ["RuleResult", "Verdict", "policy", "verify"]
+__all__ = ["RuleResult", "Verdict", "policy", "run_verdict", "verify"]
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,12 @@ def verify(
         plan = plan_verify(
             con_, src, rel, checked, tuple(qi or ()), column_names("sensitive", sensitive)
         )
-        rows = con_.execute(plan.sql).fetchall()
+        return run_verdict(con_, plan)
+
+
+def run_verdict(con: duckdb.DuckDBPyConnection, plan: VerifyPlan) -> Verdict:
+    """Run a planned verdict on ``con`` (plain SQL: no UDF, so it runs in a transaction)."""
+    rows = con.execute(plan.sql).fetchall()
     return Verdict(tuple(RuleResult(*row) for row in rows), plan.policy)
 
 

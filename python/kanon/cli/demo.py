@@ -2,9 +2,12 @@
 
 Everything runs locally on generated data (no download): the seeded generator in
 :mod:`kanon.datagen` creates the table, :mod:`kanon.hierarchy` builds a lookup table per
-quasi-identifier, :func:`kanon.configure` records the roles, the report shows how
-identifiable the raw table is, then :func:`kanon.materialize` stores a k-anonymous
-release (the forest algorithm) as a plain SQL view, checked and measured.
+quasi-identifier, :func:`kanon.configure` records the roles, the check shows how
+identifiable the raw table is, and a policy (:func:`kanon.policy`) says what a release
+must meet. :func:`kanon.materialize` under that policy first refuses a release that keeps
+``income`` and ``hours_per_week`` unchanged (the verdict says how many people they single
+out), then stores the release with both generalized as quasi-identifiers: a plain SQL
+view, verified, checked and measured.
 """
 
 from __future__ import annotations
@@ -18,9 +21,10 @@ from kanon import hierarchy
 from kanon.api.check import check
 from kanon.api.configure import configure
 from kanon.api.release import metrics
+from kanon.api.verify import policy, verify
 from kanon.datagen import CENSUS_ROLES, census
 from kanon.engine.install import install
-from kanon.exceptions import ConfigError
+from kanon.exceptions import ConfigError, PolicyError
 from kanon.plan.release.local import label_column
 from kanon.sql.quote import ident
 from kanon.store.materialize import materialize
@@ -72,13 +76,14 @@ def run_demo(
         hierarchies = build_census_hierarchies(con, table)
         roles = CENSUS_ROLES
         qis = [c for c, r in roles.items() if r == "qi"]
+        identifiers = [c for c, r in roles.items() if r == "identifier"]
         configure(
             con,
             table,
             qi={c: hierarchies[c] for c in qis},
-            identifiers=[c for c, r in roles.items() if r == "identifier"],
+            identifiers=identifiers,
             sensitive=["occupation"],
-            insensitive=[c for c, r in roles.items() if r in ("insensitive",) or c == "income"],
+            insensitive=["income", "hours_per_week"],
         )
         print(f"kanon demo: {rows:,} generated people (seed {seed}), written to {path}")
         print(f"quasi-identifiers (what an attacker may know): {', '.join(qis)}")
@@ -96,28 +101,86 @@ def run_demo(
         )
         print(before)
         print()
+        print("== 2. The policy the release must meet ==")
+        policy(con, "demo", k=k, identifying_columns=0, suppressed=0.05)
+        print(
+            f"kanon.policy(con, 'demo', k={k}, identifying_columns=0, suppressed=0.05): every "
+            f"class at least {k} rows, no column released beside the QIs that singles out a "
+            "row, at most 5 % of rows suppressed, no row lost (stored in kanon_policies)."
+        )
+        print()
         release = f"census_k{k}"
+        print("== 3. A first release, income and hours kept as they are: FAIL ==")
+        try:
+            materialize(con, table, k=k, name=release, policy="demo")
+        except PolicyError as refused:
+            print(refused.verdict)
+            print(
+                "income and hours_per_week are released unchanged, and a person whose value "
+                f"fewer than {k} rows hold is found by it, whatever the QIs say: nothing was "
+                "published. The fix: generalize both as quasi-identifiers (income in bands "
+                "of 5,000, hours in bands of 5)."
+            )
+        print()
+        bands = {
+            "income": hierarchy.intervals(
+                con, "h_income", table=table, column="income", width=5000, fanout=4
+            ).name,
+            "hours_per_week": hierarchy.intervals(
+                con, "h_hours_per_week", table=table, column="hours_per_week", width=5, fanout=2
+            ).name,
+        }
+        configure(
+            con,
+            table,
+            qi={**{c: hierarchies[c] for c in qis}, **bands},
+            identifiers=identifiers,
+            sensitive=["occupation"],
+        )
+        qis = [*qis, *bands]
         start = time.perf_counter()
-        materialize(con, table, k=k, name=release, report=report)
+        materialize(con, table, k=k, name=release, report=report, policy="demo")
         seconds = time.perf_counter() - start
-        print(f"== 2. The release: SELECT * FROM kanon('census', k := {k}) ==")
+        print(f"== 4. The release, both generalized: SELECT * FROM kanon('census', k := {k}) ==")
         print(f"anonymized in {seconds:.2f} s and stored as the plain SQL view {release}.")
+        print(verify(table, release, "demo", con=con))
         print("Three people before and after:")
         for line in _people(con, release, qis):
             print(line)
+        print(_homogeneous(con, release))
         print()
-        print("== 3. The risk after, and what it cost ==")
-        print(check(release, qi=qis, sensitive="occupation", insensitive=["income"], con=con))
-        print(metrics(table, release, con=con, k=k))
+        print("== 5. The risk after, and what it cost ==")
+        print(check(release, qi=qis, sensitive="occupation", con=con))
+        gcp = metrics(table, release, con=con, k=k).gcp
+        print(
+            f"information lost: GCP {gcp:.2%} (the mean share of each released cell's domain "
+            "that its label covers: 0 % every value as it was, 100 % every QI '*'; the "
+            "report lists the other measures, each with its scale)"
+        )
         print()
-        print("== 4. Next ==")
+        print("== 6. Next ==")
         if report is not None:
-            print(f"The report, with plots: open {report} in a browser.")
+            print(f"The report, with the verdict and plots: open {report} in a browser.")
         print("In Python (these lines run as printed, from this directory):")
         for line in demo_hints(path, release, qis, k):
             print(f"    {line}")
     finally:
         con.close()
+
+
+def _homogeneous(con: duckdb.DuckDBPyConnection, release: str) -> str:
+    """How representative the people shown are: the classes holding one occupation."""
+    rows_t = ident(helper(release, "rows"))
+    ((single, classes, rows, total),) = con.execute(
+        f"SELECT count(*) FILTER (WHERE o = 1), count(*), coalesce(sum(n) FILTER (WHERE o = 1), "
+        f'0), sum(n) FROM (SELECT "__kanon_grp", count(*) AS n, count(DISTINCT occupation) AS o '
+        f"FROM {rows_t} GROUP BY 1)"
+    ).fetchall()
+    return (
+        f"Of all {classes:,} classes, {single:,} ({rows:,} of {total:,} rows) hold a single "
+        "occupation, which finding the class reveals; l-diversity (method := 'mondrian', "
+        "l := 2) would prevent it."
+    )
 
 
 def demo_hints(path: Path, release: str, qis: list[str], k: int) -> list[str]:
@@ -129,6 +192,7 @@ def demo_hints(path: Path, release: str, qis: list[str], k: int) -> list[str]:
         f'print(con.sql("SELECT * FROM {release} LIMIT 5"))',
         f'print(kanon.check("{release}", qi=[{listed}], sensitive="occupation", con=con))',
         f'print(kanon.metrics("census", "{release}", con=con, k={k}))',
+        f'print(kanon.verify("census", "{release}", "demo", con=con))',
     ]
 
 

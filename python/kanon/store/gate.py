@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kanon._options import column_names
-from kanon.api.verify import Verdict, verify
+from kanon.api.verify import Verdict, run_verdict
 from kanon.exceptions import InvalidInputError, PolicyError
 from kanon.plan.policy import ACCEPT, Policy, policy_of
+from kanon.plan.verify import plan_verify
 
 if TYPE_CHECKING:
     import duckdb
@@ -72,14 +73,9 @@ class PolicyGate:
 
     def check(self, con: duckdb.DuckDBPyConnection, source: str, release: str) -> dict[str, Any]:
         """Verify ``release``; return the meta entries to keep, or raise on FAIL unforced."""
-        verdict = verify(
-            source,
-            release,
-            self.policy,
-            list(self.qi) or None,
-            con=con,
-            sensitive=list(self.sensitive),
-        )
+        # Inside the caller's transaction: plain SQL only (registering a UDF would fail).
+        plan = plan_verify(con, source, release, self.policy, self.qi, self.sensitive)
+        verdict = run_verdict(con, plan)
         if not verdict.passed and self.force is None:
             raise PolicyError(_failure(release, verdict), verdict)
         return {
