@@ -456,7 +456,17 @@ def test_a_user_table_named_kanon_policies_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "method", ["forest", "mondrian", "priority", "iterated", "optimal", "datafly", "mu_argus"]
+    "method",
+    [
+        "forest",
+        "forest_paper",
+        "mondrian",
+        "priority",
+        "iterated",
+        "optimal",
+        "datafly",
+        "mu_argus",
+    ],
 )
 def test_releases_kanon_makes_pass_their_own_policy(
     con: duckdb.DuckDBPyConnection, method: str
@@ -621,3 +631,21 @@ def test_the_gate_runs_inside_the_transaction_beside_another_connection(tmp_path
     finally:
         other.close()
         con.close()
+
+
+def test_a_release_that_drops_rows_needs_a_policy_that_allows_it(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    _defects(con)
+    # Three outliers, cheaper to suppress than to generalize everyone for.
+    con.execute("INSERT INTO src VALUES (100, 90, 'm', 'flu', 0), (101, 95, 'f', 'ok', 0)")
+    con.execute("INSERT INTO src VALUES (102, 99, 'm', 'cold', 0)")
+    sql = (
+        "CREATE TABLE r AS SELECT * FROM kanon('src', k := 5, method := 'optimal', "
+        "max_suppression := 0.05, drop_suppressed := true)"
+    )
+    con.execute(sql)
+    assert con.execute("SELECT count(*) FROM r").fetchall() == [(100,)]
+    verdict = kanon.verify("src", "r", {"k": 5}, con=con)
+    assert [(r.rule, r.rows) for r in verdict.failed] == [("rows", 3)]
+    assert kanon.verify("src", "r", {"k": 5, "rows": 0.05}, con=con).passed

@@ -242,11 +242,11 @@ def _class_rule(
     passed, failed = texts
     body = (
         f"SELECT {agg}(x) AS value, coalesce(NOT bool_or({breaks}), true) AS passed, "
-        "any_value(f.rows) AS rows, any_value(f.classes) AS classes, "
-        f"{columns} AS columns, CASE WHEN coalesce(bool_or({breaks}), false) THEN "
-        f"format({literal(failed)}, any_value(f.rows), any_value(f.classes), "
-        f"array_to_string({columns}, ', ')) ELSE format({literal(passed)}, "
-        f"coalesce({agg}(x), 0)) END AS detail FROM {per_class.ref}, {failing.ref} f"
+        f"(SELECT rows FROM {failing.ref}) AS rows, (SELECT classes FROM {failing.ref}) "
+        f"AS classes, {columns} AS columns, CASE WHEN coalesce(bool_or({breaks}), false) "
+        f"THEN format({literal(failed)}, (SELECT rows FROM {failing.ref}), (SELECT classes "
+        f"FROM {failing.ref}), array_to_string({columns}, ', ')) ELSE format({literal(passed)}, "
+        f"coalesce({agg}(x), 0)) END AS detail FROM {per_class.ref}"
     )
     return [per_class, failing], _row(rule, repr(threshold), body)
 
