@@ -649,3 +649,21 @@ def test_a_release_that_drops_rows_needs_a_policy_that_allows_it(
     verdict = kanon.verify("src", "r", {"k": 5}, con=con)
     assert [(r.rule, r.rows) for r in verdict.failed] == [("rows", 3)]
     assert kanon.verify("src", "r", {"k": 5, "rows": 0.05}, con=con).passed
+
+
+def test_a_read_only_database_stores_nothing_and_says_so(tmp_path: Path) -> None:
+    path = str(tmp_path / "ro.duckdb")
+    writable = duckdb.connect(path)
+    writable.execute("CREATE TABLE t AS SELECT i % 4 AS a FROM range(20) r(i)")
+    writable.execute("CREATE TABLE r AS SELECT * FROM t")
+    writable.close()
+    con = kanon.install(duckdb.connect(path, read_only=True))
+    with pytest.raises(ConfigError, match="opened read-only, so policy 'p' cannot be stored"):
+        kanon.policy(con, "p", k=2)
+    with pytest.raises(ConfigError, match="opened read-only, so the configuration of table"):
+        kanon.configure(con, "t", qi=["a"])
+    # Inline rules still verify; a name finds no stored policy.
+    assert kanon.verify("t", "r", {"k": 5}, qi=["a"], con=con).passed
+    with pytest.raises(ConfigError, match="there is no policy 'p' in kanon_policies"):
+        kanon.verify("t", "r", "p", qi=["a"], con=con)
+    con.close()

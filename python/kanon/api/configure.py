@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from kanon import hierarchy
 from kanon._options import column_names
-from kanon.engine.install import install
+from kanon.engine.install import install, require_writable
 from kanon.exceptions import ConfigError
 from kanon.plan.catalog import (
     UnknownTableError,
@@ -188,6 +188,11 @@ def configure(
         )
         for col, role in roles.items()
     ]
+    require_writable(
+        con,
+        f"the configuration of table {table!r}",
+        "pass the roles to each call (qi=, identifiers=, ...) or open it writable",
+    )
     con.execute("BEGIN TRANSACTION")
     try:
         marks = ", ".join("?" for _ in old_keys)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from kanon._options import column_names
 from kanon.engine.inputs import Data, as_table
-from kanon.engine.install import install
+from kanon.engine.install import install, require_writable
 from kanon.exceptions import InvalidInputError
 from kanon.plan.policy import ACCEPT, POLICY_TABLE, RULES, Policy, policy_of
 from kanon.plan.verify import VerifyPlan, plan_verify
@@ -170,6 +170,9 @@ def policy(
         given[ACCEPT] = accept
     checked = Policy.of(given, name)
     install(con)
+    require_writable(
+        con, f"policy {name!r}", "give its rules inline (policy={...}) or open it writable"
+    )
     con.execute("BEGIN TRANSACTION")
     try:
         con.execute(f"DELETE FROM {POLICY_TABLE} WHERE policy = ?", [name])

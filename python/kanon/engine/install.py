@@ -28,7 +28,7 @@ from kanon.plan.verify import plan_verify
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["install", "install_kernels", "sql_bundle"]
+__all__ = ["install", "install_kernels", "require_writable", "sql_bundle"]
 
 #: The columns of the config table ``kanon_columns``.
 _CONFIG_COLUMNS = frozenset(
@@ -138,6 +138,13 @@ def _read_only(con: duckdb.DuckDBPyConnection) -> bool:
         "SELECT readonly FROM duckdb_databases() WHERE database_name = current_database()"
     ).fetchall()
     return bool(rows and rows[0][0])
+
+
+def require_writable(con: duckdb.DuckDBPyConnection, what: str, instead: str) -> None:
+    """Refuse to store ``what`` in a database opened read-only, saying ``instead``."""
+    if _read_only(con):
+        msg = f"the database is opened read-only, so {what} cannot be stored: {instead}"
+        raise ConfigError(msg)
 
 
 def _cursor_or_none(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection | None:
