@@ -90,6 +90,13 @@ def _identifiers(sql: str) -> set[str]:
     }
 
 
+def _renamed(column: str, word: str) -> str:
+    """``BASE`` with its column ``column`` named ``word``."""
+    return BASE.replace(f"AS {column},", f"AS {ident(word)},").replace(
+        f"AS {column} FROM", f"AS {ident(word)} FROM"
+    )
+
+
 def _setup(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(f"CREATE TABLE src AS {BASE}")
     con.execute(f"CREATE TABLE h_zz AS {HIERARCHY}")
@@ -253,9 +260,7 @@ def test_a_release_under_internal_names_is_the_release_or_a_refusal(
     else:
         column = {"qi": "zz", "pass": "rid", "sensitive": "dx"}[place]
         rename = {column: word}
-        select = BASE.replace(f"AS {column},", f"AS {ident(word)},").replace(
-            f"AS {column} FROM", f"AS {ident(word)} FROM"
-        )
+        select = _renamed(column, word)
     db.execute("DELETE FROM kanon_columns")
     db.execute(f"DROP TABLE IF EXISTS {ident(table)}")
     db.execute(f"CREATE TABLE {ident(table)} AS {select}")
@@ -375,9 +380,7 @@ def test_check_classes_and_search_under_internal_names(
     else:
         column = {"qi": "zz", "sensitive": "dx"}[place]
         rename = {column: word}
-        select = BASE.replace(f"AS {column},", f"AS {ident(word)},").replace(
-            f"AS {column} FROM", f"AS {ident(word)} FROM"
-        )
+        select = _renamed(column, word)
     db.execute(f"DROP TABLE IF EXISTS {ident(table)}")
     db.execute(f"CREATE TABLE {ident(table)} AS {select}")
     try:
@@ -456,9 +459,7 @@ def test_verify_under_internal_names(db: duckdb.DuckDBPyConnection, word: str, p
     else:
         column = {"qi": "zz", "sensitive": "dx", "pass": "rid"}[place]
         rename = {column: word}
-        select = BASE.replace(f"AS {column},", f"AS {ident(word)},").replace(
-            f"AS {column} FROM", f"AS {ident(word)} FROM"
-        )
+        select = _renamed(column, word)
     if source == release:
         return
     for name in (source, release):
@@ -526,7 +527,7 @@ def test_materialize_refresh_and_metrics_under_internal_names(
     else:
         column = {"qi": "zz", "pass": "rid"}[place]
         rename = {column: word}
-        select = BASE.replace(f"AS {column},", f"AS {ident(word)},")
+        select = _renamed(column, word)
     try:
         con.execute(f"CREATE TABLE {ident(table)} AS {select}")
     except duckdb.CatalogException:

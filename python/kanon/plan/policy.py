@@ -52,12 +52,14 @@ class Rule:
 
     def check(self, value: Any, policy: str) -> float:
         """``value`` as this rule's threshold, or a kanon error naming the rule."""
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
-        if ok and math.isfinite(value):
-            ok = value >= self.at_least and (self.at_most is None or value <= self.at_most)
-            ok = ok and (not self.whole or float(value).is_integer())
-        else:
-            ok = False
+        ok = (
+            isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and math.isfinite(value)
+            and value >= self.at_least
+            and (self.at_most is None or value <= self.at_most)
+            and (not self.whole or float(value).is_integer())
+        )
         if not ok:
             msg = f"{policy}: rule {self.name!r} ({self.doc}) needs {self.accepts}, got {value!r}"
             raise InvalidInputError(msg)

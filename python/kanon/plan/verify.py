@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kanon.exceptions import ConfigError
+from kanon.hierarchy.base import ROOT
 from kanon.plan.catalog import Column, Table, configured, resolve_columns, resolve_table
 from kanon.plan.metrics import plan_metrics
 from kanon.plan.models import ground_distance
@@ -30,7 +31,6 @@ __all__ = ["COLUMNS", "VerifyPlan", "plan_verify"]
 
 #: The columns of the verdict, one row per rule.
 COLUMNS = ("rule", "threshold", "value", "passed", "rows", "classes", "columns", "detail")
-_ROOT = "'*'"
 
 
 @dataclass(frozen=True)
@@ -295,17 +295,12 @@ def plan_verify(
     select += [f"{ident(c.name)} AS s{i}" for i, c in enumerate(rel_sens)]
     select += [f"{ident(c.name)} AS o{i}" for i, c in enumerate(others)]
     star = " AND ".join(
-        f"coalesce(CAST(q{j} AS VARCHAR) = {_ROOT}, false)" for j in range(len(keys))
+        f"coalesce(CAST(q{j} AS VARCHAR) = {literal(ROOT)}, false)" for j in range(len(keys))
     )
     released = Cte(
         internal("release"),
         f"SELECT *, {star} AS star FROM (SELECT {', '.join(select)} FROM {rel.sql})",
         materialized=False,
-    )
-    classes = Cte(
-        internal("classes"),
-        f"SELECT {', '.join(keys)}, count(*) AS n FROM {released.ref} GROUP BY {', '.join(keys)}",
-        materialized=True,
     )
     totals = Cte(
         internal("totals"),
@@ -314,12 +309,19 @@ def plan_verify(
         f"FROM {released.ref}",
         materialized=True,
     )
-    ctes = [released, classes, totals]
+    ctes = [released, totals]
     rows: list[str] = []
-    c, tot = classes.ref, totals.ref
+    tot = totals.ref
     qi_names = string_list([q.name for q in rel_qis])
     if "k" in thresholds:
         k = int(thresholds["k"])
+        classes = Cte(
+            internal("classes"),
+            f"SELECT {', '.join(keys)}, count(*) AS n FROM {released.ref} "
+            f"GROUP BY {', '.join(keys)}",
+        )
+        ctes.append(classes)
+        c = classes.ref
         rows.append(
             _row(
                 "k",
@@ -493,7 +495,7 @@ def _identifying(
     for i, col in enumerate(others):
         o = f"o{i}"
         starred = (
-            f"(SELECT coalesce(bool_and({o} = {_ROOT}), true) FROM {released.ref} "
+            f"(SELECT coalesce(bool_and({o} = {literal(ROOT)}), true) FROM {released.ref} "
             f"WHERE {o} IS NOT NULL)"
             if col.type.upper() == "VARCHAR"
             else f"(SELECT count({o}) = 0 FROM {released.ref})"
